@@ -396,6 +396,7 @@ extern "C" {
         GGML_TENSOR_FLAG_OUTPUT =  2, // an output of the compute graph
         GGML_TENSOR_FLAG_PARAM  =  4, // trainable parameters
         GGML_TENSOR_FLAG_LOSS   =  8, // defines a loss
+        GGML_TENSOR_FLAG_COMPUTE = 16, // must be computed (set by ggml_build_forward_expand/select)
     };
 
     struct ggml_init_params {
@@ -600,7 +601,376 @@ extern "C" {
     //
     // operations on tensors (graph nodes)
     //
-    // GGML_OPS_BEGIN -- the op constructors are declared in this section (see ggml/src/ggml.c)
+    // GGML_OPS_BEGIN -- the op constructors are declared in this section (see ggml/src/ggml-ops.c)
+    //
+    // Every constructor returns a new node (or a view) in ctx; it computes nothing. Shapes that the op
+    // cannot accept are a programming error of the graph builder and abort with GGML_ASSERT, as in
+    // llama.cpp; running out of context memory returns NULL.
+
+    enum ggml_sort_order {
+        GGML_SORT_ORDER_ASC,
+        GGML_SORT_ORDER_DESC,
+    };
+
+    enum ggml_tri_type {
+        GGML_TRI_TYPE_UPPER_DIAG = 0,
+        GGML_TRI_TYPE_UPPER      = 1,
+        GGML_TRI_TYPE_LOWER_DIAG = 2,
+        GGML_TRI_TYPE_LOWER      = 3
+    };
+
+    // op_params helpers (llama.cpp exposes the f32 getter to graph users)
+    GGML_API int32_t ggml_get_op_params_i32(const struct ggml_tensor * tensor, uint32_t i);
+    GGML_API float   ggml_get_op_params_f32(const struct ggml_tensor * tensor, uint32_t i);
+
+    GGML_API struct ggml_tensor * ggml_dup        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_dup_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+
+    // elementwise binary ops; b is repeated (broadcast) over a: ggml_can_repeat(b, a) must hold
+    GGML_API struct ggml_tensor * ggml_add        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_add_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_add_cast   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_type type);
+    // dst[i0, i1, i2] = a[i0, i1, i2] + b[i0, ids[i1, i2]]
+    GGML_API struct ggml_tensor * ggml_add_id     (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * ids);
+    // b is a scalar
+    GGML_API struct ggml_tensor * ggml_add1        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_sub        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_sub_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_mul        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_mul_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_div        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_div_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+
+    GGML_API struct ggml_tensor * ggml_sqr         (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sqr_inplace (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sqrt        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sqrt_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_log         (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_log_inplace (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sin         (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sin_inplace (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_cos         (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_cos_inplace (struct ggml_context * ctx, struct ggml_tensor * a);
+
+    // return scalar
+    GGML_API struct ggml_tensor * ggml_sum     (struct ggml_context * ctx, struct ggml_tensor * a);
+    // sums along rows, with input shape [a,b,c,d] return shape [1,b,c,d]
+    GGML_API struct ggml_tensor * ggml_sum_rows(struct ggml_context * ctx, struct ggml_tensor * a);
+    // running sum along rows (same shape as a)
+    GGML_API struct ggml_tensor * ggml_cumsum  (struct ggml_context * ctx, struct ggml_tensor * a);
+    // mean along rows
+    GGML_API struct ggml_tensor * ggml_mean    (struct ggml_context * ctx, struct ggml_tensor * a);
+    // argmax along rows (a is a matrix): I32 [ne1]
+    GGML_API struct ggml_tensor * ggml_argmax  (struct ggml_context * ctx, struct ggml_tensor * a);
+    // number of equal elements in a and b (I64 scalar)
+    GGML_API struct ggml_tensor * ggml_count_equal(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+
+    // repeat a to the shape of b
+    GGML_API struct ggml_tensor * ggml_repeat   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tensor * a,
+                                                 int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+    // concat a and b along dim
+    GGML_API struct ggml_tensor * ggml_concat   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim);
+
+    // unary ops (GGML_OP_UNARY)
+    GGML_API struct ggml_tensor * ggml_abs                (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_abs_inplace        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sgn                (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sgn_inplace        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_neg                (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_neg_inplace        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_step               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_step_inplace       (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_tanh               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_tanh_inplace       (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_elu                (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_elu_inplace        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_relu               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_leaky_relu         (struct ggml_context * ctx, struct ggml_tensor * a, float negative_slope, bool inplace);
+    GGML_API struct ggml_tensor * ggml_relu_inplace       (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sigmoid            (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_sigmoid_inplace    (struct ggml_context * ctx, struct ggml_tensor * a);
+    // tanh approximation, evaluated through an F16 table on the CPU like ggml
+    GGML_API struct ggml_tensor * ggml_gelu               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_gelu_inplace       (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_gelu_erf           (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_gelu_erf_inplace   (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_gelu_quick         (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_gelu_quick_inplace (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_silu               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_silu_inplace       (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_hardswish          (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_hardsigmoid        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_exp                (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_exp_inplace        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_expm1              (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_softplus           (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_floor              (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_ceil               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_round              (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_trunc              (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_unary              (struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_unary_op op);
+    GGML_API struct ggml_tensor * ggml_unary_inplace      (struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_unary_op op);
+
+    // gated linear units: a has n columns, the result n/2; the gate is the second half of each row unless
+    // swapped. The _split variants take the gate input (a) and the linear input (b) as two tensors.
+    GGML_API struct ggml_tensor * ggml_glu                 (struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_glu_op op, bool swapped);
+    GGML_API struct ggml_tensor * ggml_reglu               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_reglu_swapped       (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_geglu               (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_geglu_swapped       (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_swiglu              (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_swiglu_swapped      (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_geglu_erf           (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_geglu_erf_swapped   (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_geglu_quick         (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_geglu_quick_swapped (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_glu_split           (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, enum ggml_glu_op op);
+    GGML_API struct ggml_tensor * ggml_reglu_split         (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_geglu_split         (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_swiglu_split        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_geglu_erf_split     (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_geglu_quick_split   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_swiglu_oai          (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float alpha, float limit);
+
+    // normalize along rows
+    GGML_API struct ggml_tensor * ggml_norm            (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+    GGML_API struct ggml_tensor * ggml_norm_inplace    (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+    GGML_API struct ggml_tensor * ggml_rms_norm        (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+    GGML_API struct ggml_tensor * ggml_rms_norm_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+    GGML_API struct ggml_tensor * ggml_l2_norm         (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+    GGML_API struct ggml_tensor * ggml_l2_norm_inplace (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+
+    // A: k columns, n rows => [ne03, ne02, n, k]
+    // B: k columns, m rows  (i.e. we transpose it internally) => [ne03 * x, ne02 * y, m, k]
+    // result is n columns, m rows => [ne03 * x, ne02 * y, m, n]   (F32)
+    GGML_API struct ggml_tensor * ggml_mul_mat(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API void                 ggml_mul_mat_set_prec(struct ggml_tensor * a, enum ggml_prec prec);
+    // indirect matrix multiplication:
+    // as  [ne00, ne01, n_as], b [ne00, ne11 (1 or n_used), n_tokens], ids I32 [n_used, n_tokens]
+    // result [ne01, n_used, n_tokens]: result[:, k, t] = as[ids[k, t]] · b[:, k % ne11, t]
+    GGML_API struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tensor * as, struct ggml_tensor * b, struct ggml_tensor * ids);
+
+    GGML_API struct ggml_tensor * ggml_scale             (struct ggml_context * ctx, struct ggml_tensor * a, float s);
+    GGML_API struct ggml_tensor * ggml_scale_inplace     (struct ggml_context * ctx, struct ggml_tensor * a, float s);
+    // x = s * a + b
+    GGML_API struct ggml_tensor * ggml_scale_bias        (struct ggml_context * ctx, struct ggml_tensor * a, float s, float b);
+    GGML_API struct ggml_tensor * ggml_scale_bias_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float s, float b);
+
+    // a -> b, return view(b)
+    GGML_API struct ggml_tensor * ggml_cpy (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // note: casting from f32 to i32 discards the fractional part
+    GGML_API struct ggml_tensor * ggml_cast(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_type type);
+
+    // make contiguous (optionally with a new shape of the same element count)
+    GGML_API struct ggml_tensor * ggml_cont   (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_cont_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0);
+    GGML_API struct ggml_tensor * ggml_cont_2d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1);
+    GGML_API struct ggml_tensor * ggml_cont_3d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2);
+    GGML_API struct ggml_tensor * ggml_cont_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+
+    // return view(a) with a new shape (a must be contiguous)
+    GGML_API struct ggml_tensor * ggml_reshape   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    GGML_API struct ggml_tensor * ggml_reshape_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0);
+    GGML_API struct ggml_tensor * ggml_reshape_2d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1);
+    GGML_API struct ggml_tensor * ggml_reshape_3d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2);
+    GGML_API struct ggml_tensor * ggml_reshape_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+
+    // views; offset and strides in bytes
+    GGML_API struct ggml_tensor * ggml_view_1d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, size_t offset);
+    GGML_API struct ggml_tensor * ggml_view_2d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1,
+                                               size_t nb1, size_t offset);
+    GGML_API struct ggml_tensor * ggml_view_3d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2,
+                                               size_t nb1, size_t nb2, size_t offset);
+    GGML_API struct ggml_tensor * ggml_view_4d(struct ggml_context * ctx, struct ggml_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
+                                               size_t nb1, size_t nb2, size_t nb3, size_t offset);
+
+    GGML_API struct ggml_tensor * ggml_permute(struct ggml_context * ctx, struct ggml_tensor * a, int axis0, int axis1, int axis2, int axis3);
+    // alias for ggml_permute(ctx, a, 1, 0, 2, 3)
+    GGML_API struct ggml_tensor * ggml_transpose(struct ggml_context * ctx, struct ggml_tensor * a);
+
+    // a     [n_embd, ne1, ne2, ne3]
+    // b I32 [n_rows, ne2, ne3, 1]
+    // return [n_embd, n_rows, ne2, ne3] (F32, or I32 when a is I32)
+    GGML_API struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+
+    // a TD  [n_embd, ne1,    ne2,    ne3]
+    // b TS  [n_embd, n_rows, ne02,   ne03] | ne02 == ne2, ne03 == ne3
+    // c I64 or I32 [n_rows, ne11, ne12, 1] | c[i] in [0, ne1)
+    // broadcast: ne2 % ne11 == 0, ne3 % ne12 == 0. Return view(a).
+    GGML_API struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+
+    // set elements above the diagonal (shifted by n_past) to -INF / 0
+    GGML_API struct ggml_tensor * ggml_diag_mask_inf         (struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+    GGML_API struct ggml_tensor * ggml_diag_mask_inf_inplace (struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+    GGML_API struct ggml_tensor * ggml_diag_mask_zero        (struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+    GGML_API struct ggml_tensor * ggml_diag_mask_zero_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
+
+    GGML_API struct ggml_tensor * ggml_soft_max        (struct ggml_context * ctx, struct ggml_tensor * a);
+    GGML_API struct ggml_tensor * ggml_soft_max_inplace(struct ggml_context * ctx, struct ggml_tensor * a);
+    // a    [ne0, ne01, ne02, ne03]
+    // mask [ne0, ne11, ne12, ne13] | ne11 >= ne01, F16 or F32, optional
+    // broadcast: ne02 % ne12 == 0, ne03 % ne13 == 0
+    // fused soft_max(a*scale + mask*(ALiBi slope)); max_bias = 0.0f for no ALiBi
+    GGML_API struct ggml_tensor * ggml_soft_max_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * mask,
+                                                    float scale, float max_bias);
+    // sinks: F32 [ne02], one extra logit per head that takes part in the normalization only
+    GGML_API void ggml_soft_max_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
+
+    // rotary position embedding; b is an I32 vector of a->ne[2] positions;
+    // mode 0 rotates adjacent pairs, GGML_ROPE_TYPE_NEOX rotates (x[i], x[i + n_dims/2])
+    GGML_API struct ggml_tensor * ggml_rope        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode);
+    GGML_API struct ggml_tensor * ggml_rope_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode);
+    // c is freq factors (e.g. phi3-128k), optional
+    GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                                float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    GGML_API struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                                float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    // compute correction dims for YaRN RoPE scaling
+    GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);
+
+    // clamp; in-place, returns view(a)
+    GGML_API struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_tensor * a, float min, float max);
+
+    // pad each dimension with zeros: [x, ..., x] -> [x, ..., x, 0, ..., 0]
+    GGML_API struct ggml_tensor * ggml_pad    (struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3);
+    GGML_API struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a,
+                                               int lp0, int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3);
+
+    // move elements by an offset per dimension; elements shifted past the end wrap around to the start
+    GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3);
+
+    // zero everything outside the chosen triangle of each matrix
+    GGML_API struct ggml_tensor * ggml_tri         (struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_tri_type type);
+    // fill tensor a with constant c
+    GGML_API struct ggml_tensor * ggml_fill        (struct ggml_context * ctx, struct ggml_tensor * a, float c);
+    GGML_API struct ggml_tensor * ggml_fill_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float c);
+
+    // I32 indices that sort each row
+    GGML_API struct ggml_tensor * ggml_argsort(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_sort_order order);
+    // F32 [ceil((stop - start) / step)]
+    GGML_API struct ggml_tensor * ggml_arange (struct ggml_context * ctx, float start, float stop, float step);
+    // argsort (descending) then a view of the first k columns: I32 [k, ne1, ne2, ne3], sorted, not contiguous
+    GGML_API struct ggml_tensor * ggml_argsort_top_k(struct ggml_context * ctx, struct ggml_tensor * a, int k);
+    // I32 [k, ne1, ne2, ne3]: indices of the k largest elements of each row (this CPU backend returns them
+    // in descending order of value; callers must not rely on an order)
+    GGML_API struct ggml_tensor * ggml_top_k  (struct ggml_context * ctx, struct ggml_tensor * a, int k);
+
+#define GGML_KQ_MASK_PAD 1
+
+    // q:    [n_embd_k, n_batch,     n_head,    ne3 ]
+    // k:    [n_embd_k, n_kv,        n_head_kv, ne3 ]
+    // v:    [n_embd_v, n_kv,        n_head_kv, ne3 ] !! not transposed !!
+    // mask: [n_kv,     n_batch_pad, ne32,      ne33] (n_batch_pad >= n_batch)
+    // res:  [n_embd_v, n_head,      n_batch,   ne3 ] !! permuted !!
+    // broadcast: n_head % n_head_kv == 0, n_head % ne32 == 0, ne3 % ne33 == 0
+    GGML_API struct ggml_tensor * ggml_flash_attn_ext(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                                      struct ggml_tensor * v, struct ggml_tensor * mask,
+                                                      float scale, float max_bias, float logit_softcap);
+    GGML_API void           ggml_flash_attn_ext_set_prec (struct ggml_tensor * a, enum ggml_prec prec);
+    GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec (const struct ggml_tensor * a);
+    GGML_API void           ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
+
+    // custom operators (run on the CPU; ith/nth split the work between threads)
+    typedef void (*ggml_custom1_op_t)(struct ggml_tensor * dst , const struct ggml_tensor * a, int ith, int nth, void * userdata);
+    typedef void (*ggml_custom2_op_t)(struct ggml_tensor * dst , const struct ggml_tensor * a, const struct ggml_tensor * b, int ith, int nth, void * userdata);
+    typedef void (*ggml_custom3_op_t)(struct ggml_tensor * dst , const struct ggml_tensor * a, const struct ggml_tensor * b, const struct ggml_tensor * c, int ith, int nth, void * userdata);
+
+#define GGML_N_TASKS_MAX (-1)
+    // n_tasks == GGML_N_TASKS_MAX means to use max number of tasks
+
+    GGML_API struct ggml_tensor * ggml_map_custom1(struct ggml_context * ctx, struct ggml_tensor * a,
+                                                   ggml_custom1_op_t fun, int n_tasks, void * userdata);
+    GGML_API struct ggml_tensor * ggml_map_custom1_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
+                                                   ggml_custom1_op_t fun, int n_tasks, void * userdata);
+    GGML_API struct ggml_tensor * ggml_map_custom2(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                   ggml_custom2_op_t fun, int n_tasks, void * userdata);
+    GGML_API struct ggml_tensor * ggml_map_custom2_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                   ggml_custom2_op_t fun, int n_tasks, void * userdata);
+    GGML_API struct ggml_tensor * ggml_map_custom3(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                   ggml_custom3_op_t fun, int n_tasks, void * userdata);
+    GGML_API struct ggml_tensor * ggml_map_custom3_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                   ggml_custom3_op_t fun, int n_tasks, void * userdata);
+
+    typedef void (*ggml_custom_op_t)(struct ggml_tensor * dst , int ith, int nth, void * userdata);
+
+    GGML_API struct ggml_tensor * ggml_custom_4d(struct ggml_context * ctx, enum ggml_type type,
+                                                 int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
+                                                 struct ggml_tensor ** args, int n_args, ggml_custom_op_t fun, int n_tasks, void * userdata);
+    GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
+                                                 struct ggml_tensor ** args, int n_args, ggml_custom_op_t fun, int n_tasks, void * userdata);
+
+    // zero the data of a host tensor
+    GGML_API struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor);
+
+    //
+    // graphs
+    //
+
+    // add tensor and every not yet visited ancestor to the graph, in dependency order, marking them to be computed
+    GGML_API void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
+    // add all tensors (and ancestors) to the graph but compute only tensors[idx] and what it needs; returns tensors[idx].
+    // The graph keeps the same topology whatever idx is (so allocations made for one choice fit the others).
+    GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgraph, struct ggml_tensor ** tensors, int n_tensors, int idx);
+
+    // graph allocation in a context; NULL if the context has no room (see ggml_graph_overhead_custom)
+    GGML_API struct ggml_cgraph * ggml_new_graph       (struct ggml_context * ctx); // size = GGML_DEFAULT_GRAPH_SIZE, grads = false
+    GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
+    GGML_API struct ggml_cgraph * ggml_graph_dup       (struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads);
+    GGML_API void                 ggml_graph_cpy       (struct ggml_cgraph * src, struct ggml_cgraph * dst);
+    GGML_API void                 ggml_graph_reset     (struct ggml_cgraph * cgraph); // zero the gradients (no-op without grads)
+    GGML_API void                 ggml_graph_clear     (struct ggml_cgraph * cgraph);
+
+    GGML_API int                   ggml_graph_size   (struct ggml_cgraph * cgraph);
+    GGML_API struct ggml_tensor *  ggml_graph_node   (struct ggml_cgraph * cgraph, int i); // if i < 0, returns nodes[n_nodes + i]
+    GGML_API struct ggml_tensor ** ggml_graph_nodes  (struct ggml_cgraph * cgraph);
+    GGML_API int                   ggml_graph_n_nodes(struct ggml_cgraph * cgraph);
+
+    GGML_API void   ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
+
+    GGML_API size_t ggml_graph_overhead(void);
+    GGML_API size_t ggml_graph_overhead_custom(size_t size, bool grads);
+
+    GGML_API struct ggml_tensor * ggml_graph_get_tensor  (const struct ggml_cgraph * cgraph, const char * name);
+    GGML_API struct ggml_tensor * ggml_graph_get_grad    (const struct ggml_cgraph * cgraph, const struct ggml_tensor * node);
+    GGML_API struct ggml_tensor * ggml_graph_get_grad_acc(const struct ggml_cgraph * cgraph, const struct ggml_tensor * node);
+
+    // print the nodes and leafs of the graph (log level INFO)
+    GGML_API void ggml_graph_print(const struct ggml_cgraph * cgraph);
+
+    //
+    // thread pools (the pool itself lives in the CPU backend, see ggml-cpu.h)
+    //
+
+    enum ggml_sched_priority {
+        GGML_SCHED_PRIO_LOW = -1,
+        GGML_SCHED_PRIO_NORMAL,
+        GGML_SCHED_PRIO_MEDIUM,
+        GGML_SCHED_PRIO_HIGH,
+        GGML_SCHED_PRIO_REALTIME
+    };
+
+    // use ggml_threadpool_params_default() or ggml_threadpool_params_init() to populate the defaults
+    struct ggml_threadpool_params {
+        bool                cpumask[GGML_MAX_N_THREADS]; // mask of cpu cores (all-zeros means default affinity)
+        int                 n_threads;                   // number of threads
+        enum ggml_sched_priority prio;                   // thread priority
+        uint32_t            poll;                        // polling level (0 - no polling, 100 - aggressive polling)
+        bool                strict_cpu;                  // strict cpu placement
+        bool                paused;                      // start in paused state
+    };
+
+    struct ggml_threadpool;
+
+    typedef struct ggml_threadpool * ggml_threadpool_t;
+
+    GGML_API struct ggml_threadpool_params ggml_threadpool_params_default(int n_threads);
+    GGML_API void                          ggml_threadpool_params_init   (struct ggml_threadpool_params * p, int n_threads);
+    GGML_API bool                          ggml_threadpool_params_match  (const struct ggml_threadpool_params * p0, const struct ggml_threadpool_params * p1);
+
     // GGML_OPS_END
 
     //

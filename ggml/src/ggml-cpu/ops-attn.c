@@ -1,0 +1,146 @@
+// FLASH_ATTN_EXT: softmax(scale * q·kᵀ (+ softcap) + slope * mask) · v with an online softmax, one query row
+// per task. q is converted to K's vec-dot format once per row, so q·k uses the same integer/half kernels
+// as mul_mat; V rows are read through to_float and accumulated in F32.
+
+#include "ggml-cpu-impl.h"
+#include "ggml-cpu-kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+static float fa_alibi_slope(float max_bias, int64_t h, int64_t n_head) {
+    if (max_bias <= 0.0f) {
+        return 1.0f;
+    }
+    const uint32_t n_head_log2 = 1u << (uint32_t) floorf(log2f((float) n_head));
+    const float m0 = powf(2.0f, -(max_bias) / (float) n_head_log2);
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_head_log2);
+    return (uint32_t) h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
+}
+
+void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * q     = dst->src[0];
+    const struct ggml_tensor * k     = dst->src[1];
+    const struct ggml_tensor * v     = dst->src[2];
+    const struct ggml_tensor * mask  = dst->src[3];
+    const struct ggml_tensor * sinks = dst->src[4];
+
+    const int64_t DK = q->ne[0];
+    const int64_t DV = v->ne[0];
+    const int64_t n_q = q->ne[1], n_head = q->ne[2], n_seq = q->ne[3];
+    const int64_t n_kv = k->ne[1];
+    const int64_t rk2 = n_head / k->ne[2];
+    const int64_t rv2 = n_head / v->ne[2];
+    const int64_t rk3 = n_seq / k->ne[3];
+    const int64_t rv3 = n_seq / v->ne[3];
+
+    float scale         = ggml_get_op_params_f32(dst, 0);
+    const float max_bias      = ggml_get_op_params_f32(dst, 1);
+    const float logit_softcap = ggml_get_op_params_f32(dst, 2);
+    if (logit_softcap != 0.0f) {
+        scale /= logit_softcap;
+    }
+
+    const struct ggml_cpu_type_kernels * kk = ggml_cpu_get_kernels(k->type);
+    const enum ggml_type q_type = kk->vec_dot_type;
+    const ggml_cpu_vec_dot_t kq_dot = kk->vec_dot;
+    const size_t q_row_size = ggml_row_size(q_type, DK);
+    const struct ggml_cpu_type_kernels * qk = ggml_cpu_get_kernels(q_type);
+
+    const size_t per = GGML_PAD(q_row_size, GGML_CPU_CACHE_LINE) + GGML_PAD(sizeof(float) * (size_t) (DV * 2 + DK), GGML_CPU_CACHE_LINE);
+    char  * scratch = (char *) params->wdata + (size_t) params->ith * per;
+    char  * q_conv  = scratch;
+    float * acc     = (float *) (scratch + GGML_PAD(q_row_size, GGML_CPU_CACHE_LINE));
+    float * v_tmp   = acc + DV;
+    float * q_gather = v_tmp + DV;
+
+    const int64_t nr = n_q * n_head * n_seq;
+    int64_t r0, r1;
+    ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t iq1 = r % n_q;
+        const int64_t iq2 = (r / n_q) % n_head;
+        const int64_t iq3 = r / (n_q * n_head);
+
+        const float slope = fa_alibi_slope(max_bias, iq2, n_head);
+        const int64_t ik2 = iq2 / rk2, iv2 = iq2 / rv2;
+        const int64_t ik3 = iq3 / rk3, iv3 = iq3 / rv3;
+
+        const char * qrow = (const char *) q->data + iq1 * q->nb[1] + iq2 * q->nb[2] + iq3 * q->nb[3];
+        if (q_type == GGML_TYPE_F32) {
+            for (int64_t i = 0; i < DK; i++) {
+                ((float *) q_conv)[i] = *(const float *) (qrow + i * q->nb[0]);
+            }
+        } else if (q->nb[0] == sizeof(float)) {
+            qk->from_float((const float *) qrow, q_conv, DK);
+        } else {
+            float * g = q_gather;
+            for (int64_t i = 0; i < DK; i++) {
+                g[i] = *(const float *) (qrow + i * q->nb[0]);
+            }
+            qk->from_float(g, q_conv, DK);
+        }
+
+        const char * mrow = mask ? (const char *) mask->data + iq1 * mask->nb[1] + (iq2 % mask->ne[2]) * mask->nb[2] +
+                                       (iq3 % mask->ne[3]) * mask->nb[3]
+                                 : NULL;
+
+        float M = -INFINITY;
+        float S = 0.0f;
+        memset(acc, 0, sizeof(float) * (size_t) DV);
+
+        for (int64_t ic = 0; ic < n_kv; ic++) {
+            const float mv = mrow ? slope * ggml_cpu_get_elem_f(mrow + ic * mask->nb[0], mask->type) : 0.0f;
+            if (mv == -INFINITY) {
+                continue;
+            }
+            float s;
+            kq_dot((int) DK, &s, (const char *) k->data + ic * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3], q_conv);
+            s = s * scale;
+            if (logit_softcap != 0.0f) {
+                s = logit_softcap * tanhf(s);
+            }
+            s += mv;
+
+            float ms = 1.0f;
+            float vs = 1.0f;
+            if (s > M) {
+                const float M_old = M;
+                M = s;
+                ms = expf(M_old - M);
+                for (int64_t i = 0; i < DV; i++) {
+                    acc[i] *= ms;
+                }
+            } else {
+                vs = expf(s - M);
+            }
+            const char * vrow = (const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3];
+            const float * vf = ggml_cpu_row_to_float(vrow, v->type, v->nb[0], DV, v_tmp);
+            for (int64_t i = 0; i < DV; i++) {
+                acc[i] += vf[i] * vs;
+            }
+            S = S * ms + vs;
+        }
+
+        if (sinks) {
+            const float s = ((const float *) sinks->data)[iq2];
+            float ms = 1.0f;
+            float vs = 1.0f;
+            if (s > M) {
+                ms = expf(M - s);
+                for (int64_t i = 0; i < DV; i++) {
+                    acc[i] *= ms;
+                }
+            } else {
+                vs = expf(s - M);
+            }
+            S = S * ms + vs;
+        }
+
+        const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
+        float * d = (float *) ((char *) dst->data + iq3 * dst->nb[3] + iq1 * dst->nb[2] + iq2 * dst->nb[1]);
+        for (int64_t i = 0; i < DV; i++) {
+            d[i] = acc[i] * S_inv;
+        }
+    }
+}

@@ -1,0 +1,190 @@
+// MUL_MAT and MUL_MAT_ID. Activations (src1) are first converted row by row to the weight type's vec-dot
+// format (ggml's activation formats: Q8_0 / Q8_1 / Q8_K / F16 / BF16 / F32), in parallel; then each output
+// element is one vec_dot of a weight row with a converted activation row. Work is handed out in chunks of
+// weight rows x activation rows through the pool's atomic counter.
+
+#include "ggml-cpu-impl.h"
+#include "ggml-cpu-kernels.h"
+
+#include <string.h>
+
+// converts every row of src1 into wdata (contiguous rows of vec_dot_type); rows split across threads
+static void convert_src1(const struct ggml_compute_params * params, const struct ggml_tensor * src1,
+                         enum ggml_type vec_dot_type, char * wdata, size_t row_size) {
+    const int64_t nr = ggml_nrows(src1);
+    int64_t r0, r1;
+    ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
+    const int64_t ne10 = src1->ne[0];
+    const struct ggml_cpu_type_kernels * vk = ggml_cpu_get_kernels(vec_dot_type);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i11 = r % src1->ne[1], i12 = (r / src1->ne[1]) % src1->ne[2], i13 = r / (src1->ne[1] * src1->ne[2]);
+        const char * s = (const char *) src1->data + i11 * src1->nb[1] + i12 * src1->nb[2] + i13 * src1->nb[3];
+        char * d = wdata + (size_t) r * row_size;
+        if (src1->type == vec_dot_type) {
+            // same format but not contiguous: gather
+            const size_t es = ggml_type_size(vec_dot_type);
+            for (int64_t i = 0; i < ne10; i++) {
+                memcpy(d + (size_t) i * es, s + i * src1->nb[0], es);
+            }
+            continue;
+        }
+        // src1 is F32 here (ggml_cpu_supports_op)
+        const float * x = (const float *) s;
+        float tmp_small[256];
+        if (src1->nb[0] != sizeof(float)) {
+            // rare (permuted activations): gather through the destination row's tail is not possible for
+            // packed formats, so convert in pieces of whole blocks
+            const int64_t bs = ggml_blck_size(vec_dot_type);
+            const int64_t piece = bs > 256 ? bs : (256 / bs) * bs;
+            GGML_ASSERT(piece <= 256);
+            for (int64_t i0 = 0; i0 < ne10; i0 += piece) {
+                const int64_t n = ne10 - i0 < piece ? ne10 - i0 : piece;
+                for (int64_t i = 0; i < n; i++) {
+                    tmp_small[i] = *(const float *) (s + (i0 + i) * src1->nb[0]);
+                }
+                if (vec_dot_type == GGML_TYPE_F32) {
+                    memcpy(d + (size_t) i0 * sizeof(float), tmp_small, (size_t) n * sizeof(float));
+                } else {
+                    vk->from_float(tmp_small, d + ggml_row_size(vec_dot_type, i0), n);
+                }
+            }
+            continue;
+        }
+        if (vec_dot_type == GGML_TYPE_F32) {
+            memcpy(d, x, (size_t) ne10 * sizeof(float));
+        } else {
+            vk->from_float(x, d, ne10);
+        }
+    }
+}
+
+#define MM_BLCK_0 32 // weight rows per chunk
+#define MM_BLCK_1 16 // activation rows per chunk
+
+void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    const struct ggml_tensor * src1 = dst->src[1];
+    GGML_TENSOR_BINARY_OP_LOCALS
+
+    const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(src0->type);
+    const enum ggml_type vec_dot_type = k->vec_dot_type;
+    const ggml_cpu_vec_dot_t vec_dot = k->vec_dot;
+
+    // src1 usable as is when it already has the vec-dot format with contiguous rows
+    const bool direct = src1->type == vec_dot_type && nb10 == ggml_type_size(vec_dot_type);
+    const size_t row_size = ggml_row_size(vec_dot_type, ne10);
+    if (!direct) {
+        convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
+        ggml_cpu_barrier(params);
+    }
+
+    const int64_t r2 = ne12 / ne02;
+    const int64_t r3 = ne13 / ne03;
+    const int64_t nr0 = ne01;
+    const int64_t nr1 = ne11 * ne12 * ne13;
+
+    // with a single activation row split the weights finer so every thread gets work
+    int64_t blck0 = MM_BLCK_0;
+    if (nr1 == 1 && nr0 < MM_BLCK_0 * params->nth * 4) {
+        blck0 = (nr0 + params->nth * 4 - 1) / (params->nth * 4);
+        blck0 = blck0 < 1 ? 1 : blck0;
+    }
+    const int64_t blck1 = MM_BLCK_1;
+    const int64_t nchunk0 = (nr0 + blck0 - 1) / blck0;
+    const int64_t nchunk1 = (nr1 + blck1 - 1) / blck1;
+    const int64_t nchunks = nchunk0 * nchunk1;
+
+    for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
+        const int64_t c0 = chunk % nchunk0;
+        const int64_t c1 = chunk / nchunk0;
+        const int64_t ir0_start = c0 * blck0;
+        const int64_t ir0_end   = ir0_start + blck0 < nr0 ? ir0_start + blck0 : nr0;
+        const int64_t ir1_start = c1 * blck1;
+        const int64_t ir1_end   = ir1_start + blck1 < nr1 ? ir1_start + blck1 : nr1;
+        for (int64_t ir1 = ir1_start; ir1 < ir1_end; ir1++) {
+            const int64_t i11 = ir1 % ne11;
+            const int64_t i12 = (ir1 / ne11) % ne12;
+            const int64_t i13 = ir1 / (ne11 * ne12);
+            const char * y = direct ? (const char *) src1->data + i11 * nb11 + i12 * nb12 + i13 * nb13
+                                    : (const char *) params->wdata + (size_t) ir1 * row_size;
+            const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03;
+            float * d = (float *) ((char *) dst->data + i11 * nb1 + i12 * nb2 + i13 * nb3);
+            for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
+                vec_dot((int) ne00, (float *) ((char *) d + ir0 * nb0), w + ir0 * nb01, y);
+            }
+        }
+    }
+}
+
+void ggml_cpu_forward_mul_mat_id(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0]; // [ne00, ne01, n_as]
+    const struct ggml_tensor * src1 = dst->src[1]; // [ne10, ne11, ne12]
+    const struct ggml_tensor * ids  = dst->src[2]; // I32 [n_used, ne12]
+    GGML_TENSOR_BINARY_OP_LOCALS
+
+    const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(src0->type);
+    const enum ggml_type vec_dot_type = k->vec_dot_type;
+    const ggml_cpu_vec_dot_t vec_dot = k->vec_dot;
+    const int64_t n_as   = ne02;
+    const int64_t n_used = ids->ne[0];
+    const int64_t n_tok  = ids->ne[1];
+
+    const size_t row_size = ggml_row_size(vec_dot_type, ne10);
+    const size_t conv_size = GGML_PAD(row_size * (size_t) ggml_nrows(src1), GGML_CPU_CACHE_LINE);
+    const bool direct = src1->type == vec_dot_type && nb10 == ggml_type_size(vec_dot_type);
+    if (!direct) {
+        convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
+    }
+    ggml_cpu_barrier(params);
+
+    // this thread's list of (slot, token) pairs routed to the current expert
+    int32_t * pairs = (int32_t *) ((char *) params->wdata + conv_size +
+                                   (size_t) params->ith * GGML_PAD(sizeof(int32_t) * 2 * (size_t) (n_used * n_tok), GGML_CPU_CACHE_LINE));
+
+    // an id outside [0, n_as) matches no expert: its output row is zeroed (by thread 0) instead of read
+    if (params->ith == 0) {
+        for (int64_t t = 0; t < n_tok; t++) {
+            for (int64_t s = 0; s < n_used; s++) {
+                const int32_t e = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
+                if (e < 0 || e >= n_as) {
+                    float * d = (float *) ((char *) dst->data + s * nb1 + t * nb2);
+                    for (int64_t i = 0; i < ne0; i++) {
+                        d[i] = 0.0f;
+                    }
+                }
+            }
+        }
+    }
+
+    for (int64_t e = 0; e < n_as; e++) {
+        int64_t n_pairs = 0;
+        for (int64_t t = 0; t < n_tok; t++) {
+            for (int64_t s = 0; s < n_used; s++) {
+                const int32_t id = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
+                if (id == e) {
+                    pairs[2 * n_pairs + 0] = (int32_t) s;
+                    pairs[2 * n_pairs + 1] = (int32_t) t;
+                    n_pairs++;
+                }
+            }
+        }
+        if (n_pairs == 0) {
+            continue;
+        }
+        // static split of the expert's weight rows: no barrier needed between experts
+        int64_t ir0, ir1;
+        ggml_cpu_split_rows(ne01, params->ith, params->nth, &ir0, &ir1);
+        const char * w = (const char *) src0->data + e * nb02;
+        for (int64_t p = 0; p < n_pairs; p++) {
+            const int64_t s = pairs[2 * p + 0];
+            const int64_t t = pairs[2 * p + 1];
+            const int64_t i11 = s % ne11;
+            const char * y = direct ? (const char *) src1->data + i11 * nb11 + t * nb12
+                                    : (const char *) params->wdata + (size_t) (i11 + t * ne11) * row_size;
+            float * d = (float *) ((char *) dst->data + s * nb1 + t * nb2);
+            for (int64_t r = ir0; r < ir1; r++) {
+                vec_dot((int) ne00, &d[r], w + r * nb01, y);
+            }
+        }
+    }
+}

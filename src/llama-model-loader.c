@@ -1,0 +1,848 @@
+#include "llama-model-loader.h"
+
+#include "llama-impl.h"
+
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char * llama_model_ftype_name(enum llama_ftype ftype) {
+    const bool guessed = (ftype & LLAMA_FTYPE_GUESSED) != 0;
+    switch ((int) (ftype & ~LLAMA_FTYPE_GUESSED)) {
+        case LLAMA_FTYPE_ALL_F32:         return guessed ? "all F32 (guessed)" : "all F32";
+        case LLAMA_FTYPE_MOSTLY_F16:      return guessed ? "F16 (guessed)" : "F16";
+        case LLAMA_FTYPE_MOSTLY_BF16:     return guessed ? "BF16 (guessed)" : "BF16";
+        case LLAMA_FTYPE_MOSTLY_Q4_0:     return guessed ? "Q4_0 (guessed)" : "Q4_0";
+        case LLAMA_FTYPE_MOSTLY_Q4_1:     return guessed ? "Q4_1 (guessed)" : "Q4_1";
+        case LLAMA_FTYPE_MOSTLY_Q5_0:     return guessed ? "Q5_0 (guessed)" : "Q5_0";
+        case LLAMA_FTYPE_MOSTLY_Q5_1:     return guessed ? "Q5_1 (guessed)" : "Q5_1";
+        case LLAMA_FTYPE_MOSTLY_Q8_0:     return guessed ? "Q8_0 (guessed)" : "Q8_0";
+        case LLAMA_FTYPE_MOSTLY_MXFP4_MOE: return guessed ? "MXFP4 MoE (guessed)" : "MXFP4 MoE";
+        case LLAMA_FTYPE_MOSTLY_Q2_K:     return guessed ? "Q2_K - Medium (guessed)" : "Q2_K - Medium";
+        case LLAMA_FTYPE_MOSTLY_Q2_K_S:   return guessed ? "Q2_K - Small (guessed)" : "Q2_K - Small";
+        case LLAMA_FTYPE_MOSTLY_Q3_K_S:   return guessed ? "Q3_K - Small (guessed)" : "Q3_K - Small";
+        case LLAMA_FTYPE_MOSTLY_Q3_K_M:   return guessed ? "Q3_K - Medium (guessed)" : "Q3_K - Medium";
+        case LLAMA_FTYPE_MOSTLY_Q3_K_L:   return guessed ? "Q3_K - Large (guessed)" : "Q3_K - Large";
+        case LLAMA_FTYPE_MOSTLY_Q4_K_S:   return guessed ? "Q4_K - Small (guessed)" : "Q4_K - Small";
+        case LLAMA_FTYPE_MOSTLY_Q4_K_M:   return guessed ? "Q4_K - Medium (guessed)" : "Q4_K - Medium";
+        case LLAMA_FTYPE_MOSTLY_Q5_K_S:   return guessed ? "Q5_K - Small (guessed)" : "Q5_K - Small";
+        case LLAMA_FTYPE_MOSTLY_Q5_K_M:   return guessed ? "Q5_K - Medium (guessed)" : "Q5_K - Medium";
+        case LLAMA_FTYPE_MOSTLY_Q6_K:     return guessed ? "Q6_K (guessed)" : "Q6_K";
+        case LLAMA_FTYPE_MOSTLY_TQ1_0:    return "TQ1_0 - 1.69 bpw ternary";
+        case LLAMA_FTYPE_MOSTLY_TQ2_0:    return "TQ2_0 - 2.06 bpw ternary";
+        case LLAMA_FTYPE_MOSTLY_IQ2_XXS:  return "IQ2_XXS - 2.0625 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ2_XS:   return "IQ2_XS - 2.3125 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ2_S:    return "IQ2_S - 2.5 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ2_M:    return "IQ2_M - 2.7 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ3_XS:   return "IQ3_XS - 3.3 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ3_XXS:  return "IQ3_XXS - 3.0625 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ1_S:    return "IQ1_S - 1.5625 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ1_M:    return "IQ1_M - 1.75 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ4_NL:   return guessed ? "IQ4_NL - 4.5 bpw (guessed)" : "IQ4_NL - 4.5 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ4_XS:   return guessed ? "IQ4_XS - 4.25 bpw (guessed)" : "IQ4_XS - 4.25 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ3_S:    return "IQ3_S - 3.4375 bpw";
+        case LLAMA_FTYPE_MOSTLY_IQ3_M:    return "IQ3_S mix - 3.66 bpw";
+        default:                          return "unknown, may not work";
+    }
+}
+
+// the file type a file "mostly" of this tensor type would have (for files without general.file_type)
+static enum llama_ftype ftype_from_tensor_type(enum ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_F32:     return LLAMA_FTYPE_ALL_F32;
+        case GGML_TYPE_F16:     return LLAMA_FTYPE_MOSTLY_F16;
+        case GGML_TYPE_BF16:    return LLAMA_FTYPE_MOSTLY_BF16;
+        case GGML_TYPE_Q4_0:    return LLAMA_FTYPE_MOSTLY_Q4_0;
+        case GGML_TYPE_Q4_1:    return LLAMA_FTYPE_MOSTLY_Q4_1;
+        case GGML_TYPE_Q5_0:    return LLAMA_FTYPE_MOSTLY_Q5_0;
+        case GGML_TYPE_Q5_1:    return LLAMA_FTYPE_MOSTLY_Q5_1;
+        case GGML_TYPE_Q8_0:    return LLAMA_FTYPE_MOSTLY_Q8_0;
+        case GGML_TYPE_Q2_K:    return LLAMA_FTYPE_MOSTLY_Q2_K;
+        case GGML_TYPE_Q3_K:    return LLAMA_FTYPE_MOSTLY_Q3_K_M;
+        case GGML_TYPE_Q4_K:    return LLAMA_FTYPE_MOSTLY_Q4_K_M;
+        case GGML_TYPE_Q5_K:    return LLAMA_FTYPE_MOSTLY_Q5_K_M;
+        case GGML_TYPE_Q6_K:    return LLAMA_FTYPE_MOSTLY_Q6_K;
+        case GGML_TYPE_IQ2_XXS: return LLAMA_FTYPE_MOSTLY_IQ2_XXS;
+        case GGML_TYPE_IQ2_XS:  return LLAMA_FTYPE_MOSTLY_IQ2_XS;
+        case GGML_TYPE_IQ2_S:   return LLAMA_FTYPE_MOSTLY_IQ2_S;
+        case GGML_TYPE_IQ3_XXS: return LLAMA_FTYPE_MOSTLY_IQ3_XXS;
+        case GGML_TYPE_IQ3_S:   return LLAMA_FTYPE_MOSTLY_IQ3_S;
+        case GGML_TYPE_IQ1_S:   return LLAMA_FTYPE_MOSTLY_IQ1_S;
+        case GGML_TYPE_IQ1_M:   return LLAMA_FTYPE_MOSTLY_IQ1_M;
+        case GGML_TYPE_IQ4_NL:  return LLAMA_FTYPE_MOSTLY_IQ4_NL;
+        case GGML_TYPE_IQ4_XS:  return LLAMA_FTYPE_MOSTLY_IQ4_XS;
+        case GGML_TYPE_TQ1_0:   return LLAMA_FTYPE_MOSTLY_TQ1_0;
+        case GGML_TYPE_TQ2_0:   return LLAMA_FTYPE_MOSTLY_TQ2_0;
+        case GGML_TYPE_MXFP4:   return LLAMA_FTYPE_MOSTLY_MXFP4_MOE;
+        default:                return LLAMA_FTYPE_ALL_F32;
+    }
+}
+
+static bool gguf_int_at(enum gguf_type t, const void * p, int64_t * v, bool * is_unsigned_big, uint64_t * u) {
+    *is_unsigned_big = false;
+    switch (t) {
+        case GGUF_TYPE_UINT8:  { uint8_t  x; memcpy(&x, p, sizeof(x)); *v = x; return true; }
+        case GGUF_TYPE_INT8:   { int8_t   x; memcpy(&x, p, sizeof(x)); *v = x; return true; }
+        case GGUF_TYPE_UINT16: { uint16_t x; memcpy(&x, p, sizeof(x)); *v = x; return true; }
+        case GGUF_TYPE_INT16:  { int16_t  x; memcpy(&x, p, sizeof(x)); *v = x; return true; }
+        case GGUF_TYPE_UINT32: { uint32_t x; memcpy(&x, p, sizeof(x)); *v = x; return true; }
+        case GGUF_TYPE_INT32:  { int32_t  x; memcpy(&x, p, sizeof(x)); *v = x; return true; }
+        case GGUF_TYPE_INT64:  { int64_t  x; memcpy(&x, p, sizeof(x)); *v = x; return true; }
+        case GGUF_TYPE_UINT64: {
+            uint64_t x; memcpy(&x, p, sizeof(x));
+            if (x > (uint64_t) INT64_MAX) {
+                *is_unsigned_big = true;
+                *u = x;
+                *v = INT64_MAX;
+            } else {
+                *v = (int64_t) x;
+            }
+            return true;
+        }
+        default: return false;
+    }
+}
+
+static size_t gguf_type_nbytes(enum gguf_type t) {
+    switch (t) {
+        case GGUF_TYPE_UINT8: case GGUF_TYPE_INT8: case GGUF_TYPE_BOOL: return 1;
+        case GGUF_TYPE_UINT16: case GGUF_TYPE_INT16: return 2;
+        case GGUF_TYPE_UINT32: case GGUF_TYPE_INT32: case GGUF_TYPE_FLOAT32: return 4;
+        case GGUF_TYPE_UINT64: case GGUF_TYPE_INT64: case GGUF_TYPE_FLOAT64: return 8;
+        default: return 0;
+    }
+}
+
+void llama_model_loader_free(struct llama_model_loader * ml) {
+    if (!ml) {
+        return;
+    }
+    if (ml->mapping) {
+        if (ml->mlocked) {
+            munlock(ml->mapping, ml->file_size);
+        }
+        munmap(ml->mapping, ml->file_size);
+    }
+    if (ml->fd >= 0) {
+        close(ml->fd);
+    }
+    gguf_free(ml->meta);
+    if (ml->ctx_meta) {
+        ggml_free(ml->ctx_meta);
+    }
+    free(ml->weights);
+    free(ml->fname);
+    free(ml);
+}
+
+struct llama_model_loader * llama_model_loader_init(
+        const char * fname,
+        bool use_mmap,
+        bool check_tensors,
+        const struct llama_model_kv_override * kv_overrides) {
+    if (!fname) {
+        LLAMA_LOG_ERROR("llama_model_load: model path is NULL\n");
+        return NULL;
+    }
+
+    struct llama_model_loader * ml = calloc(1, sizeof(*ml));
+    if (!ml) {
+        LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
+        return NULL;
+    }
+    ml->fd            = -1;
+    ml->check_tensors = check_tensors;
+    ml->kv_overrides  = kv_overrides;
+    ml->arch          = LLM_ARCH_UNKNOWN;
+    ml->fname         = strdup(fname);
+    if (!ml->fname) {
+        LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
+        goto fail;
+    }
+
+    ml->fd = open(fname, O_RDONLY | O_CLOEXEC);
+    if (ml->fd < 0) {
+        LLAMA_LOG_ERROR("llama_model_load: failed to open '%s': %s\n", fname, strerror(errno));
+        goto fail;
+    }
+    struct stat st;
+    if (fstat(ml->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        LLAMA_LOG_ERROR("llama_model_load: '%s' is not a regular file\n", fname);
+        goto fail;
+    }
+    ml->file_size = (size_t) st.st_size;
+
+    {
+        struct gguf_init_params gp = { .no_alloc = true, .ctx = &ml->ctx_meta };
+        ml->meta = gguf_init_from_file(fname, gp);
+    }
+    if (!ml->meta || !ml->ctx_meta) {
+        // gguf_init_from_file has logged the line that names the malformed field
+        goto fail;
+    }
+    ml->fver = gguf_get_version(ml->meta);
+
+    // architecture
+    {
+        const int64_t kid = gguf_find_key(ml->meta, "general.architecture");
+        if (kid < 0) {
+            LLAMA_LOG_ERROR("llama_model_load: key not found in model: general.architecture (in '%s')\n", fname);
+            goto fail;
+        }
+        if (gguf_get_kv_type(ml->meta, kid) != GGUF_TYPE_STRING) {
+            LLAMA_LOG_ERROR("llama_model_load: key general.architecture has type %s, expected string (in '%s')\n",
+                    gguf_type_name(gguf_get_kv_type(ml->meta, kid)), fname);
+            goto fail;
+        }
+        const char * name = gguf_get_val_str(ml->meta, kid);
+        snprintf(ml->arch_name, sizeof(ml->arch_name), "%s", name);
+        ml->arch = llm_arch_from_string(name);
+        if (ml->arch == LLM_ARCH_UNKNOWN) {
+            LLAMA_LOG_ERROR("llama_model_load: unknown model architecture: '%s' (in '%s')\n", ml->arch_name, fname);
+            goto fail;
+        }
+    }
+
+    // split models ("<name>-00001-of-00003.gguf") keep their tensors in several files
+    {
+        const int64_t kid = gguf_find_key(ml->meta, "split.count");
+        if (kid >= 0) {
+            int64_t n_split = 0;
+            bool big = false;
+            uint64_t u = 0;
+            const enum gguf_type t = gguf_get_kv_type(ml->meta, kid);
+            if (t == GGUF_TYPE_UINT16 || t == GGUF_TYPE_UINT32 || t == GGUF_TYPE_INT32) {
+                gguf_int_at(t, gguf_get_val_data(ml->meta, kid), &n_split, &big, &u);
+            }
+            if (n_split > 1) {
+                LLAMA_LOG_ERROR("llama_model_load: '%s' is part 1 of a model split into %" PRId64 " files; "
+                        "loading split models is not supported\n", fname, n_split);
+                goto fail;
+            }
+        }
+    }
+
+    // tensor index
+    ml->n_weights = gguf_get_n_tensors(ml->meta);
+    if (ml->n_weights > 0) {
+        ml->weights = calloc((size_t) ml->n_weights, sizeof(*ml->weights));
+        if (!ml->weights) {
+            LLAMA_LOG_ERROR("llama_model_load: out of memory for %" PRId64 " tensors\n", ml->n_weights);
+            goto fail;
+        }
+    }
+    {
+        const size_t data_offset = gguf_get_data_offset(ml->meta);
+        int n_type[GGML_TYPE_COUNT] = {0};
+        for (int64_t i = 0; i < ml->n_weights; i++) {
+            const char * name = gguf_get_tensor_name(ml->meta, i);
+            struct llama_tensor_weight * w = &ml->weights[i];
+            w->meta = ggml_get_tensor(ml->ctx_meta, name);
+            w->size = gguf_get_tensor_size(ml->meta, i);
+            size_t end;
+            if (!w->meta ||
+                ggml_add_overflow_size(data_offset, gguf_get_tensor_offset(ml->meta, i), &w->offs) ||
+                ggml_add_overflow_size(w->offs, w->size, &end) || end > ml->file_size) {
+                LLAMA_LOG_ERROR("llama_model_load: tensor '%s' data is not within the file bounds of '%s' "
+                        "(%zu bytes): the file is corrupted or incomplete\n", name, fname, ml->file_size);
+                goto fail;
+            }
+            ml->n_elements += (uint64_t) ggml_nelements(w->meta);
+            ml->n_bytes    += w->size;
+            if ((int) w->meta->type >= 0 && w->meta->type < GGML_TYPE_COUNT) {
+                n_type[w->meta->type]++;
+            }
+        }
+
+        const int64_t kid = gguf_find_key(ml->meta, "general.file_type");
+        if (kid >= 0 && (gguf_get_kv_type(ml->meta, kid) == GGUF_TYPE_UINT32 ||
+                         gguf_get_kv_type(ml->meta, kid) == GGUF_TYPE_INT32)) {
+            ml->ftype = gguf_get_kv_type(ml->meta, kid) == GGUF_TYPE_UINT32
+                ? (enum llama_ftype) gguf_get_val_u32(ml->meta, kid)
+                : (enum llama_ftype) gguf_get_val_i32(ml->meta, kid);
+        } else {
+            // the most common tensor type decides, as llama.cpp does
+            int best = 0;
+            enum ggml_type best_type = GGML_TYPE_F32;
+            for (int t = 0; t < GGML_TYPE_COUNT; t++) {
+                if (n_type[t] > best) {
+                    best = n_type[t];
+                    best_type = (enum ggml_type) t;
+                }
+            }
+            ml->ftype = (enum llama_ftype) (ftype_from_tensor_type(best_type) | LLAMA_FTYPE_GUESSED);
+        }
+    }
+
+    ml->use_mmap = use_mmap;
+    if (use_mmap && ml->file_size > 0) {
+        void * addr = mmap(NULL, ml->file_size, PROT_READ, MAP_SHARED, ml->fd, 0);
+        if (addr == MAP_FAILED) {
+            LLAMA_LOG_WARN("llama_model_load: mmap of '%s' failed (%s), reading the file instead\n",
+                    fname, strerror(errno));
+            ml->use_mmap = false;
+        } else {
+            ml->mapping = addr;
+            posix_madvise(addr, ml->file_size, POSIX_MADV_WILLNEED);
+        }
+    } else {
+        ml->use_mmap = false;
+    }
+
+    LLAMA_LOG_INFO("llama_model_loader: loaded meta data with %" PRId64 " key-value pairs and %" PRId64
+            " tensors from %s (version GGUF V%u)\n", gguf_get_n_kv(ml->meta), ml->n_weights, fname, ml->fver);
+    return ml;
+
+fail:
+    llama_model_loader_free(ml);
+    return NULL;
+}
+
+// ---- metadata ----------------------------------------------------------------------------------------------
+
+static const struct llama_model_kv_override * find_override(const struct llama_model_loader * ml, const char * key) {
+    if (!ml->kv_overrides) {
+        return NULL;
+    }
+    for (const struct llama_model_kv_override * o = ml->kv_overrides; o->key[0] != '\0'; o++) {
+        if (strncmp(o->key, key, sizeof(o->key)) == 0) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+static const char * override_type_name(enum llama_model_kv_override_type t) {
+    switch (t) {
+        case LLAMA_KV_OVERRIDE_TYPE_INT:   return "int";
+        case LLAMA_KV_OVERRIDE_TYPE_FLOAT: return "float";
+        case LLAMA_KV_OVERRIDE_TYPE_BOOL:  return "bool";
+        case LLAMA_KV_OVERRIDE_TYPE_STR:   return "str";
+    }
+    return "unknown";
+}
+
+// the override for key if there is one of the expected type; LLAMA_KV_ERROR for one of another type
+static int take_override(const struct llama_model_loader * ml, const char * key,
+        enum llama_model_kv_override_type want, const struct llama_model_kv_override ** out) {
+    const struct llama_model_kv_override * o = find_override(ml, key);
+    *out = NULL;
+    if (!o) {
+        return LLAMA_KV_MISSING;
+    }
+    if (o->tag != want) {
+        LLAMA_LOG_ERROR("llama_model_load: override for key '%s' has type %s, expected %s\n",
+                key, override_type_name(o->tag), override_type_name(want));
+        return LLAMA_KV_ERROR;
+    }
+    *out = o;
+    return LLAMA_KV_FOUND;
+}
+
+static int find_key(const struct llama_model_loader * ml, const char * key, bool required, int64_t * kid) {
+    *kid = gguf_find_key(ml->meta, key);
+    if (*kid < 0) {
+        if (required) {
+            LLAMA_LOG_ERROR("llama_model_load: key not found in model: %s (arch %s, file '%s')\n",
+                    key, ml->arch_name, ml->fname);
+            return LLAMA_KV_ERROR;
+        }
+        return LLAMA_KV_MISSING;
+    }
+    return LLAMA_KV_FOUND;
+}
+
+static int get_int_by_name(struct llama_model_loader * ml, const char * key, int64_t lo, int64_t hi,
+        int64_t * out, bool required) {
+    const struct llama_model_kv_override * o;
+    int r = take_override(ml, key, LLAMA_KV_OVERRIDE_TYPE_INT, &o);
+    if (r == LLAMA_KV_ERROR) {
+        return r;
+    }
+    int64_t v;
+    if (o) {
+        v = o->val_i64;
+        LLAMA_LOG_INFO("llama_model_load: using metadata override (int) '%s' = %" PRId64 "\n", key, v);
+    } else {
+        int64_t kid;
+        r = find_key(ml, key, required, &kid);
+        if (r != LLAMA_KV_FOUND) {
+            return r;
+        }
+        const enum gguf_type t = gguf_get_kv_type(ml->meta, kid);
+        bool big = false;
+        uint64_t u = 0;
+        if (gguf_type_nbytes(t) == 0 || t == GGUF_TYPE_BOOL || t == GGUF_TYPE_FLOAT32 || t == GGUF_TYPE_FLOAT64 ||
+            !gguf_int_at(t, gguf_get_val_data(ml->meta, kid), &v, &big, &u)) {
+            LLAMA_LOG_ERROR("llama_model_load: key %s has type %s, expected an integer (file '%s')\n",
+                    key, gguf_type_name(t), ml->fname);
+            return LLAMA_KV_ERROR;
+        }
+        if (big) {
+            LLAMA_LOG_ERROR("llama_model_load: key %s value %" PRIu64 " is out of range (file '%s')\n", key, u, ml->fname);
+            return LLAMA_KV_ERROR;
+        }
+    }
+    if (v < lo || v > hi) {
+        LLAMA_LOG_ERROR("llama_model_load: key %s value %" PRId64 " is out of range [%" PRId64 ", %" PRId64 "] (file '%s')\n",
+                key, v, lo, hi, ml->fname);
+        return LLAMA_KV_ERROR;
+    }
+    *out = v;
+    return LLAMA_KV_FOUND;
+}
+
+int llama_ml_get_u32_by_name(struct llama_model_loader * ml, const char * key, uint32_t * out, bool required) {
+    int64_t v = 0;
+    const int r = get_int_by_name(ml, key, 0, UINT32_MAX, &v, required);
+    if (r == LLAMA_KV_FOUND) {
+        *out = (uint32_t) v;
+    }
+    return r;
+}
+
+int llama_ml_get_f32_by_name(struct llama_model_loader * ml, const char * key, float * out, bool required) {
+    const struct llama_model_kv_override * o;
+    int r = take_override(ml, key, LLAMA_KV_OVERRIDE_TYPE_FLOAT, &o);
+    if (r == LLAMA_KV_ERROR) {
+        return r;
+    }
+    if (o) {
+        LLAMA_LOG_INFO("llama_model_load: using metadata override (float) '%s' = %f\n", key, o->val_f64);
+        *out = (float) o->val_f64;
+        return LLAMA_KV_FOUND;
+    }
+    int64_t kid;
+    r = find_key(ml, key, required, &kid);
+    if (r != LLAMA_KV_FOUND) {
+        return r;
+    }
+    const enum gguf_type t = gguf_get_kv_type(ml->meta, kid);
+    if (t == GGUF_TYPE_FLOAT32) {
+        *out = gguf_get_val_f32(ml->meta, kid);
+    } else if (t == GGUF_TYPE_FLOAT64) {
+        *out = (float) gguf_get_val_f64(ml->meta, kid);
+    } else {
+        LLAMA_LOG_ERROR("llama_model_load: key %s has type %s, expected float32 (file '%s')\n",
+                key, gguf_type_name(t), ml->fname);
+        return LLAMA_KV_ERROR;
+    }
+    return LLAMA_KV_FOUND;
+}
+
+static int get_bool_by_name(struct llama_model_loader * ml, const char * key, bool * out, bool required) {
+    const struct llama_model_kv_override * o;
+    int r = take_override(ml, key, LLAMA_KV_OVERRIDE_TYPE_BOOL, &o);
+    if (r == LLAMA_KV_ERROR) {
+        return r;
+    }
+    if (o) {
+        LLAMA_LOG_INFO("llama_model_load: using metadata override (bool) '%s' = %s\n", key, o->val_bool ? "true" : "false");
+        *out = o->val_bool;
+        return LLAMA_KV_FOUND;
+    }
+    int64_t kid;
+    r = find_key(ml, key, required, &kid);
+    if (r != LLAMA_KV_FOUND) {
+        return r;
+    }
+    const enum gguf_type t = gguf_get_kv_type(ml->meta, kid);
+    if (t != GGUF_TYPE_BOOL) {
+        LLAMA_LOG_ERROR("llama_model_load: key %s has type %s, expected bool (file '%s')\n",
+                key, gguf_type_name(t), ml->fname);
+        return LLAMA_KV_ERROR;
+    }
+    *out = gguf_get_val_bool(ml->meta, kid);
+    return LLAMA_KV_FOUND;
+}
+
+int llama_ml_get_str_by_name(struct llama_model_loader * ml, const char * key, const char ** out, bool required) {
+    const struct llama_model_kv_override * o;
+    int r = take_override(ml, key, LLAMA_KV_OVERRIDE_TYPE_STR, &o);
+    if (r == LLAMA_KV_ERROR) {
+        return r;
+    }
+    if (o) {
+        LLAMA_LOG_INFO("llama_model_load: using metadata override (str) '%s' = %.*s\n", key,
+                (int) sizeof(o->val_str), o->val_str);
+        *out = o->val_str;
+        return LLAMA_KV_FOUND;
+    }
+    int64_t kid;
+    r = find_key(ml, key, required, &kid);
+    if (r != LLAMA_KV_FOUND) {
+        return r;
+    }
+    const enum gguf_type t = gguf_get_kv_type(ml->meta, kid);
+    if (t != GGUF_TYPE_STRING) {
+        LLAMA_LOG_ERROR("llama_model_load: key %s has type %s, expected string (file '%s')\n",
+                key, gguf_type_name(t), ml->fname);
+        return LLAMA_KV_ERROR;
+    }
+    *out = gguf_get_val_str(ml->meta, kid);
+    return LLAMA_KV_FOUND;
+}
+
+int llama_ml_get_u32(struct llama_model_loader * ml, enum llm_kv kv, uint32_t * out, bool required) {
+    char key[LLM_NAME_MAX];
+    return llama_ml_get_u32_by_name(ml, llm_kv_name(kv, ml->arch, key, sizeof(key)), out, required);
+}
+
+int llama_ml_get_i32(struct llama_model_loader * ml, enum llm_kv kv, int32_t * out, bool required) {
+    char key[LLM_NAME_MAX];
+    int64_t v = 0;
+    const int r = get_int_by_name(ml, llm_kv_name(kv, ml->arch, key, sizeof(key)), INT32_MIN, INT32_MAX, &v, required);
+    if (r == LLAMA_KV_FOUND) {
+        *out = (int32_t) v;
+    }
+    return r;
+}
+
+int llama_ml_get_f32(struct llama_model_loader * ml, enum llm_kv kv, float * out, bool required) {
+    char key[LLM_NAME_MAX];
+    return llama_ml_get_f32_by_name(ml, llm_kv_name(kv, ml->arch, key, sizeof(key)), out, required);
+}
+
+int llama_ml_get_bool(struct llama_model_loader * ml, enum llm_kv kv, bool * out, bool required) {
+    char key[LLM_NAME_MAX];
+    return get_bool_by_name(ml, llm_kv_name(kv, ml->arch, key, sizeof(key)), out, required);
+}
+
+int llama_ml_get_str(struct llama_model_loader * ml, enum llm_kv kv, const char ** out, bool required) {
+    char key[LLM_NAME_MAX];
+    return llama_ml_get_str_by_name(ml, llm_kv_name(kv, ml->arch, key, sizeof(key)), out, required);
+}
+
+int llama_ml_get_arr_n(struct llama_model_loader * ml, enum llm_kv kv, uint32_t * n_out, bool required) {
+    char key[LLM_NAME_MAX];
+    llm_kv_name(kv, ml->arch, key, sizeof(key));
+    int64_t kid;
+    const int r = find_key(ml, key, required, &kid);
+    if (r != LLAMA_KV_FOUND) {
+        return r;
+    }
+    if (gguf_get_kv_type(ml->meta, kid) != GGUF_TYPE_ARRAY) {
+        LLAMA_LOG_ERROR("llama_model_load: key %s has type %s, expected an array (file '%s')\n",
+                key, gguf_type_name(gguf_get_kv_type(ml->meta, kid)), ml->fname);
+        return LLAMA_KV_ERROR;
+    }
+    const size_t n = gguf_get_arr_n(ml->meta, kid);
+    if (n > UINT32_MAX) {
+        LLAMA_LOG_ERROR("llama_model_load: array %s has too many elements (%zu)\n", key, n);
+        return LLAMA_KV_ERROR;
+    }
+    *n_out = (uint32_t) n;
+    return LLAMA_KV_FOUND;
+}
+
+int llama_ml_get_u32_or_arr(struct llama_model_loader * ml, enum llm_kv kv, uint32_t * out, uint32_t n, bool required) {
+    char key[LLM_NAME_MAX];
+    llm_kv_name(kv, ml->arch, key, sizeof(key));
+
+    const int64_t kid = gguf_find_key(ml->meta, key);
+    if (kid < 0 || gguf_get_kv_type(ml->meta, kid) != GGUF_TYPE_ARRAY || find_override(ml, key)) {
+        uint32_t v = 0;
+        const int r = llama_ml_get_u32_by_name(ml, key, &v, required);
+        if (r == LLAMA_KV_FOUND) {
+            for (uint32_t i = 0; i < n; i++) {
+                out[i] = v;
+            }
+        }
+        return r;
+    }
+
+    const enum gguf_type at = gguf_get_arr_type(ml->meta, kid);
+    const size_t n_arr = gguf_get_arr_n(ml->meta, kid);
+    const size_t esz = gguf_type_nbytes(at);
+    if (esz == 0 || at == GGUF_TYPE_BOOL || at == GGUF_TYPE_FLOAT32 || at == GGUF_TYPE_FLOAT64) {
+        LLAMA_LOG_ERROR("llama_model_load: array key %s has element type %s, expected an integer (file '%s')\n",
+                key, gguf_type_name(at), ml->fname);
+        return LLAMA_KV_ERROR;
+    }
+    if (n_arr != n) {
+        LLAMA_LOG_ERROR("llama_model_load: array key %s has %zu elements, expected %u (file '%s')\n",
+                key, n_arr, n, ml->fname);
+        return LLAMA_KV_ERROR;
+    }
+    const uint8_t * data = gguf_get_arr_data(ml->meta, kid);
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t v = 0;
+        bool big = false;
+        uint64_t u = 0;
+        gguf_int_at(at, data + (size_t) i * esz, &v, &big, &u);
+        if (big || v < 0 || v > (int64_t) UINT32_MAX) {
+            LLAMA_LOG_ERROR("llama_model_load: array key %s element %u is out of range (file '%s')\n", key, i, ml->fname);
+            return LLAMA_KV_ERROR;
+        }
+        out[i] = (uint32_t) v;
+    }
+    return LLAMA_KV_FOUND;
+}
+
+// ---- tensors -----------------------------------------------------------------------------------------------
+
+struct llama_tensor_weight * llama_ml_get_weight(struct llama_model_loader * ml, const char * name) {
+    // linear: a few hundred tensors, looked up once each at load time
+    for (int64_t i = 0; i < ml->n_weights; i++) {
+        if (strcmp(ggml_get_name(ml->weights[i].meta), name) == 0) {
+            return &ml->weights[i];
+        }
+    }
+    return NULL;
+}
+
+static void format_shape(char * buf, size_t n, const int64_t * ne, int n_dims) {
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n_dims && pos < n; i++) {
+        const int w = snprintf(buf + pos, n - pos, i == 0 ? "%" PRId64 : " x %" PRId64, ne[i]);
+        if (w < 0) {
+            break;
+        }
+        pos += (size_t) w;
+    }
+}
+
+struct ggml_tensor * llama_ml_create_tensor(
+        struct llama_model_loader * ml,
+        struct ggml_context * ctx,
+        const char * name,
+        const int64_t * ne,
+        int n_dims,
+        int flags,
+        bool * err) {
+    if (n_dims < 1 || n_dims > GGML_MAX_DIMS) {
+        LLAMA_LOG_ERROR("llama_model_load: tensor '%s' requested with %d dimensions\n", name, n_dims);
+        *err = true;
+        return NULL;
+    }
+
+    // a tensor already created (e.g. rope factors shared by every layer) is reused
+    struct ggml_tensor * existing = ggml_get_tensor(ctx, name);
+    if (existing) {
+        return existing;
+    }
+
+    struct llama_tensor_weight * w = llama_ml_get_weight(ml, name);
+    if (!w) {
+        if (flags & LLAMA_ML_TENSOR_NOT_REQUIRED) {
+            return NULL;
+        }
+        LLAMA_LOG_ERROR("llama_model_load: missing tensor '%s' (arch %s, file '%s')\n", name, ml->arch_name, ml->fname);
+        *err = true;
+        return NULL;
+    }
+
+    const struct ggml_tensor * cur = w->meta;
+    bool same = true;
+    for (int i = 0; i < GGML_MAX_DIMS; i++) {
+        const int64_t want = i < n_dims ? ne[i] : 1;
+        if (cur->ne[i] != want) {
+            same = false;
+        }
+    }
+    if (!same) {
+        char exp_s[128], got_s[128];
+        format_shape(exp_s, sizeof(exp_s), ne, n_dims);
+        int got_dims = GGML_MAX_DIMS;
+        while (got_dims > 1 && cur->ne[got_dims - 1] == 1) {
+            got_dims--;
+        }
+        format_shape(got_s, sizeof(got_s), cur->ne, got_dims);
+        LLAMA_LOG_ERROR("llama_model_load: tensor '%s' has wrong shape; expected %s, got %s (arch %s, file '%s')\n",
+                name, exp_s, got_s, ml->arch_name, ml->fname);
+        *err = true;
+        return NULL;
+    }
+
+    const enum ggml_type type = cur->type;
+    if (n_dims == 1 && type != GGML_TYPE_F32) {
+        // norms and biases are applied with element-wise ops that the graphs expect in F32
+        LLAMA_LOG_ERROR("llama_model_load: tensor '%s' has wrong type; expected f32, got %s (file '%s')\n",
+                name, ggml_type_name(type), ml->fname);
+        *err = true;
+        return NULL;
+    }
+    if (type != GGML_TYPE_F32 && ggml_get_type_traits(type)->to_float == NULL) {
+        LLAMA_LOG_ERROR("llama_model_load: tensor '%s' has type %s, which this build cannot use (file '%s')\n",
+                name, ggml_type_name(type), ml->fname);
+        *err = true;
+        return NULL;
+    }
+
+    struct ggml_tensor * t = ggml_new_tensor(ctx, type, GGML_MAX_DIMS, cur->ne);
+    if (!t) {
+        LLAMA_LOG_ERROR("llama_model_load: failed to create tensor '%s'\n", name);
+        *err = true;
+        return NULL;
+    }
+    ggml_set_name(t, name);
+    if (!w->used) {
+        w->used = true;
+        ml->n_created++;
+    }
+    return t;
+}
+
+bool llama_ml_check_all_used(struct llama_model_loader * ml) {
+    if (ml->n_created == ml->n_weights) {
+        return true;
+    }
+    for (int64_t i = 0; i < ml->n_weights; i++) {
+        if (!ml->weights[i].used) {
+            LLAMA_LOG_ERROR("llama_model_load: wrong number of tensors; expected %" PRId64 ", got %" PRId64
+                    ": unexpected tensor '%s' (arch %s, file '%s')\n", ml->n_created, ml->n_weights,
+                    ggml_get_name(ml->weights[i].meta), ml->arch_name, ml->fname);
+            return false;
+        }
+    }
+    return true;
+}
+
+// reads size bytes at offs (retrying short reads)
+static bool read_at(int fd, void * dst, size_t size, size_t offs) {
+    uint8_t * p = dst;
+    while (size > 0) {
+        const ssize_t n = pread(fd, p, size, (off_t) offs);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        p    += n;
+        offs += (size_t) n;
+        size -= (size_t) n;
+    }
+    return true;
+}
+
+bool llama_ml_load_all_data(
+        struct llama_model_loader * ml,
+        struct ggml_context * ctx,
+        bool use_mlock,
+        llama_progress_callback progress_cb,
+        void * progress_cb_user_data,
+        ggml_backend_buffer_t * out_buf) {
+    *out_buf = NULL;
+
+    size_t total = 0;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+        total += ggml_nbytes(t);
+    }
+    if (total == 0) {
+        // nothing to place (a model without tensors)
+        if (progress_cb && !progress_cb(1.0f, progress_cb_user_data)) {
+            LLAMA_LOG_ERROR("llama_model_load: cancelled by the progress callback\n");
+            return false;
+        }
+        return true;
+    }
+
+    ggml_backend_buffer_t buf = NULL;
+    if (ml->use_mmap) {
+        buf = ggml_backend_cpu_buffer_from_ptr(ml->mapping, ml->file_size);
+        if (!buf) {
+            LLAMA_LOG_ERROR("llama_model_load: failed to create a buffer over the mapping of '%s'\n", ml->fname);
+            return false;
+        }
+        if (use_mlock) {
+            if (mlock(ml->mapping, ml->file_size) == 0) {
+                ml->mlocked = true;
+            } else {
+                LLAMA_LOG_WARN("llama_model_load: mlock of %zu bytes failed: %s\n", ml->file_size, strerror(errno));
+            }
+        }
+    } else {
+        buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+        if (!buf) {
+            LLAMA_LOG_ERROR("llama_model_load: failed to allocate a %zu-byte CPU buffer for the weights of '%s'\n",
+                    total, ml->fname);
+            return false;
+        }
+        if (use_mlock && mlock(ggml_backend_buffer_get_base(buf), ggml_backend_buffer_get_size(buf)) != 0) {
+            LLAMA_LOG_WARN("llama_model_load: mlock of the weights failed: %s\n", strerror(errno));
+        }
+    }
+    ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+
+    uint8_t * tmp = NULL;
+    size_t tmp_size = 0;
+    size_t done = 0;
+    bool ok = true;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t && ok; t = ggml_get_next_tensor(ctx, t)) {
+        const struct llama_tensor_weight * w = llama_ml_get_weight(ml, ggml_get_name(t));
+        const size_t nbytes = ggml_nbytes(t);
+        if (!w || w->size != nbytes) {
+            LLAMA_LOG_ERROR("llama_model_load: tensor '%s' size mismatch: file has %zu bytes, expected %zu\n",
+                    ggml_get_name(t), w ? w->size : 0, nbytes);
+            ok = false;
+            break;
+        }
+        if (ml->use_mmap) {
+            if (ggml_backend_tensor_alloc(buf, t, (uint8_t *) ml->mapping + w->offs) != GGML_STATUS_SUCCESS) {
+                LLAMA_LOG_ERROR("llama_model_load: failed to place tensor '%s' in the mapping\n", ggml_get_name(t));
+                ok = false;
+                break;
+            }
+        } else if (ggml_backend_buffer_is_host(buf)) {
+            if (!read_at(ml->fd, t->data, nbytes, w->offs)) {
+                LLAMA_LOG_ERROR("llama_model_load: failed to read tensor '%s' (%zu bytes at offset %zu) from '%s'\n",
+                        ggml_get_name(t), nbytes, w->offs, ml->fname);
+                ok = false;
+                break;
+            }
+        } else {
+            if (nbytes > tmp_size) {
+                uint8_t * p = realloc(tmp, nbytes);
+                if (!p) {
+                    LLAMA_LOG_ERROR("llama_model_load: out of memory reading tensor '%s'\n", ggml_get_name(t));
+                    ok = false;
+                    break;
+                }
+                tmp = p;
+                tmp_size = nbytes;
+            }
+            if (!read_at(ml->fd, tmp, nbytes, w->offs)) {
+                LLAMA_LOG_ERROR("llama_model_load: failed to read tensor '%s' (%zu bytes at offset %zu) from '%s'\n",
+                        ggml_get_name(t), nbytes, w->offs, ml->fname);
+                ok = false;
+                break;
+            }
+            ggml_backend_tensor_set(t, tmp, 0, nbytes);
+        }
+
+        if (ml->check_tensors) {
+            const void * data = ml->use_mmap ? (const void *) ((const uint8_t *) ml->mapping + w->offs)
+                              : ggml_backend_buffer_is_host(buf) ? (const void *) t->data : (const void *) tmp;
+            if (!ggml_validate_row_data(t->type, data, nbytes)) {
+                LLAMA_LOG_ERROR("llama_model_load: tensor '%s' has invalid data (file '%s')\n", ggml_get_name(t), ml->fname);
+                ok = false;
+                break;
+            }
+        }
+
+        done += nbytes;
+        if (progress_cb && !progress_cb((float) ((double) done / (double) total), progress_cb_user_data)) {
+            LLAMA_LOG_ERROR("llama_model_load: cancelled by the progress callback\n");
+            ok = false;
+        }
+    }
+    free(tmp);
+
+    if (!ok) {
+        ggml_backend_buffer_free(buf);
+        return false;
+    }
+    *out_buf = buf;
+    return true;
+}

@@ -1,0 +1,1559 @@
+// test-backend-ops: every CPU op against an independent double-precision reference computed here.
+//
+// Each case builds the op on random inputs (contiguous, permuted/viewed, broadcast, odd sizes), computes it
+// with 1..4 threads (disposable pools and a persistent pool), and compares with the reference by normalized
+// mean squared error, NMSE = sum (out - ref)^2 / sum ref^2, against a per-op / per-type limit.
+// Quantized weights enter the reference through their dequantized values; activations converted by the
+// matmul to 8-bit formats give the 1e-4 class limits. Lookups and copies must be exact.
+//
+// `test-backend-ops perf` prints mul_mat throughput (GFLOP/s, GB/s) per weight type; it asserts nothing.
+// The kernel_checks of ../shared/reference/synthetic (llama.cpp mat-vec results) are checked too.
+
+#include "harness.h"
+
+#include "ggml.h"
+#include "ggml-cpu.h"
+#include "gguf.h"
+#include "ggml-cpu/ggml-cpu-kernels.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// ---- random numbers --------------------------------------------------------------------------------------
+
+static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
+
+static void rng_seed(uint64_t s) { g_rng = s * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; }
+
+static uint64_t rng_next(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return g_rng;
+}
+
+static float rng_uniform(float lo, float hi) {
+    return lo + (hi - lo) * (float) ((double) (rng_next() >> 11) / 9007199254740992.0);
+}
+
+// ---- tensor helpers --------------------------------------------------------------------------------------
+
+static struct ggml_context * new_ctx(size_t mb) {
+    struct ggml_init_params p = { mb * 1024 * 1024, NULL, false };
+    return ggml_init(p);
+}
+
+static int64_t nel(const struct ggml_tensor * t) { return ggml_nelements(t); }
+
+static char * eptr(const struct ggml_tensor * t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) {
+    return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
+}
+
+// fills a contiguous tensor with uniform values in [lo, hi) (quantized: quantized with the reference quantizer)
+static void fill(struct ggml_tensor * t, float lo, float hi) {
+    const int64_t n = nel(t);
+    if (t->type == GGML_TYPE_I32) {
+        for (int64_t i = 0; i < n; i++) {
+            ((int32_t *) t->data)[i] = (int32_t) rng_uniform(lo, hi);
+        }
+        return;
+    }
+    float * buf = malloc(sizeof(float) * (size_t) n);
+    for (int64_t i = 0; i < n; i++) {
+        buf[i] = rng_uniform(lo, hi);
+    }
+    if (t->type == GGML_TYPE_F32) {
+        memcpy(t->data, buf, sizeof(float) * (size_t) n);
+    } else {
+        const int64_t nrow = n / t->ne[0];
+        const size_t rs = ggml_row_size(t->type, t->ne[0]);
+        for (int64_t r = 0; r < nrow; r++) {
+            ggml_get_type_traits(t->type)->from_float_ref(buf + r * t->ne[0], (char *) t->data + r * rs, t->ne[0]);
+        }
+    }
+    free(buf);
+}
+
+static double elem_d(const struct ggml_tensor * t, const char * p) {
+    switch (t->type) {
+        case GGML_TYPE_F32:  return *(const float *) p;
+        case GGML_TYPE_F16:  return ggml_fp16_to_fp32(*(const ggml_fp16_t *) p);
+        case GGML_TYPE_BF16: return ggml_bf16_to_fp32(*(const ggml_bf16_t *) p);
+        case GGML_TYPE_I32:  return *(const int32_t *) p;
+        case GGML_TYPE_I64:  return (double) *(const int64_t *) p;
+        default:             return NAN;
+    }
+}
+
+// the tensor's values in logical order (index i0 + ne0*(i1 + ne1*(i2 + ne2*i3))), any layout and type
+static double * to_double(const struct ggml_tensor * t) {
+    const int64_t n = nel(t);
+    double * out = malloc(sizeof(double) * (size_t) (n > 0 ? n : 1));
+    float * row = malloc(sizeof(float) * (size_t) (t->ne[0] > 0 ? t->ne[0] : 1));
+    int64_t k = 0;
+    for (int64_t i3 = 0; i3 < t->ne[3]; i3++) {
+        for (int64_t i2 = 0; i2 < t->ne[2]; i2++) {
+            for (int64_t i1 = 0; i1 < t->ne[1]; i1++) {
+                if (ggml_is_quantized(t->type)) {
+                    ggml_get_type_traits(t->type)->to_float(eptr(t, 0, i1, i2, i3), row, t->ne[0]);
+                    for (int64_t i0 = 0; i0 < t->ne[0]; i0++) {
+                        out[k++] = row[i0];
+                    }
+                } else {
+                    for (int64_t i0 = 0; i0 < t->ne[0]; i0++) {
+                        out[k++] = elem_d(t, eptr(t, i0, i1, i2, i3));
+                    }
+                }
+            }
+        }
+    }
+    free(row);
+    return out;
+}
+
+#define IDX(t, i0, i1, i2, i3) ((i0) + (t)->ne[0] * ((i1) + (t)->ne[1] * ((i2) + (t)->ne[2] * (i3))))
+
+static double nmse(const double * out, const double * ref, int64_t n) {
+    double err = 0.0, norm = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(out[i]) != isnan(ref[i]) || (isinf(ref[i]) && out[i] != ref[i])) {
+            return INFINITY;
+        }
+        if (isinf(ref[i]) || isnan(ref[i])) {
+            continue;
+        }
+        err  += (out[i] - ref[i]) * (out[i] - ref[i]);
+        norm += ref[i] * ref[i];
+    }
+    if (norm == 0.0) {
+        return err;
+    }
+    return err / norm;
+}
+
+static struct ggml_threadpool * g_pool = NULL; // persistent pool for the 4-thread runs
+
+// computes out (graph built from it); NULL on failure. Returns out's values as doubles.
+static double * run(struct ggml_context * ctx, struct ggml_tensor * out, int nth) {
+    struct ggml_cgraph * gf = ggml_new_graph(ctx);
+    ggml_build_forward_expand(gf, out);
+    struct ggml_threadpool * tp = nth == 4 ? g_pool : NULL;
+    struct ggml_cplan plan = ggml_graph_plan(gf, nth, tp);
+    void * work = plan.work_size ? malloc(plan.work_size) : NULL;
+    plan.work_data = work;
+    const enum ggml_status st = ggml_graph_compute(gf, &plan);
+    free(work);
+    if (st != GGML_STATUS_SUCCESS) {
+        return NULL;
+    }
+    return to_double(out);
+}
+
+static void check_nmse(const char * what, struct ggml_tensor * out, const double * got, const double * ref,
+                       double limit, int nth) {
+    if (got == NULL) {
+        TH_CHECK(false, "%s: compute failed (nth=%d)", what, nth);
+        return;
+    }
+    const double e = nmse(got, ref, nel(out));
+    TH_CHECK(e <= limit, "%s [%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "] nth=%d: nmse %.3g > %.3g", what,
+             out->ne[0], out->ne[1], out->ne[2], out->ne[3], nth, e, limit);
+}
+
+static const int g_threads[] = { 1, 2, 3, 4 };
+#define N_THREAD_CASES 4
+
+// a tensor of shape ne, optionally stored permuted (non-contiguous): allocated as ne with dims 0/1 swapped
+// and viewed back through a transpose, so the returned tensor has shape ne but nb[0] > nb[1]
+static struct ggml_tensor * new_input(struct ggml_context * ctx, enum ggml_type type, const int64_t ne[4],
+                                      bool permuted, float lo, float hi) {
+    if (!permuted || ggml_is_quantized(type)) {
+        struct ggml_tensor * t = ggml_new_tensor(ctx, type, 4, ne);
+        fill(t, lo, hi);
+        return t;
+    }
+    const int64_t ne2[4] = { ne[1], ne[0], ne[2], ne[3] };
+    struct ggml_tensor * t = ggml_new_tensor(ctx, type, 4, ne2);
+    fill(t, lo, hi);
+    return ggml_transpose(ctx, t);
+}
+
+// ---- elementwise binary ----------------------------------------------------------------------------------
+
+static double bin_ref(enum ggml_op op, double a, double b) {
+    switch (op) {
+        case GGML_OP_ADD: return a + b;
+        case GGML_OP_SUB: return a - b;
+        case GGML_OP_MUL: return a * b;
+        case GGML_OP_DIV: return a / b;
+        default:          return NAN;
+    }
+}
+
+static void test_binary(void) {
+    const enum ggml_op ops[4] = { GGML_OP_ADD, GGML_OP_SUB, GGML_OP_MUL, GGML_OP_DIV };
+    struct { int64_t a[4]; int64_t b[4]; bool perm; bool inplace; } cases[] = {
+        { { 7, 5, 3, 2 },   { 7, 5, 3, 2 }, false, false },
+        { { 33, 4, 3, 2 },  { 33, 1, 1, 1 }, false, false },
+        { { 16, 6, 4, 2 },  { 16, 3, 2, 1 }, false, true },
+        { { 257, 3, 1, 1 }, { 1, 3, 1, 1 }, false, false },
+        { { 8, 10, 2, 1 },  { 4, 1, 2, 1 }, true, false },
+        { { 1, 1, 1, 1 },   { 1, 1, 1, 1 }, false, false },
+    };
+    for (int o = 0; o < 4; o++) {
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(100 + c);
+                struct ggml_context * ctx = new_ctx(16);
+                struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, cases[c].a, cases[c].perm, -1.0f, 1.0f);
+                struct ggml_tensor * b = new_input(ctx, GGML_TYPE_F32, cases[c].b, false, 0.5f, 1.5f);
+                double * A = to_double(a);
+                double * B = to_double(b);
+                struct ggml_tensor * out;
+                if (cases[c].inplace) {
+                    out = ops[o] == GGML_OP_ADD ? ggml_add_inplace(ctx, a, b) : ops[o] == GGML_OP_SUB ? ggml_sub_inplace(ctx, a, b)
+                        : ops[o] == GGML_OP_MUL ? ggml_mul_inplace(ctx, a, b) : ggml_div_inplace(ctx, a, b);
+                } else {
+                    out = ops[o] == GGML_OP_ADD ? ggml_add(ctx, a, b) : ops[o] == GGML_OP_SUB ? ggml_sub(ctx, a, b)
+                        : ops[o] == GGML_OP_MUL ? ggml_mul(ctx, a, b) : ggml_div(ctx, a, b);
+                }
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                for (int64_t i3 = 0; i3 < out->ne[3]; i3++)
+                for (int64_t i2 = 0; i2 < out->ne[2]; i2++)
+                for (int64_t i1 = 0; i1 < out->ne[1]; i1++)
+                for (int64_t i0 = 0; i0 < out->ne[0]; i0++) {
+                    ref[IDX(out, i0, i1, i2, i3)] = bin_ref(ops[o], A[IDX(a, i0, i1, i2, i3)],
+                        B[IDX(b, i0 % b->ne[0], i1 % b->ne[1], i2 % b->ne[2], i3 % b->ne[3])]);
+                }
+                double * got = run(ctx, out, nth);
+                char what[64];
+                snprintf(what, sizeof(what), "%s%s", ggml_op_name(ops[o]), cases[c].inplace ? "_inplace" : "");
+                check_nmse(what, out, got, ref, 1e-12, nth);
+                free(A); free(B); free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+// ---- unary-like ------------------------------------------------------------------------------------------
+
+static double half_round(double x) { return ggml_fp16_to_fp32(ggml_fp32_to_fp16((float) x)); }
+
+static double gelu_table_ref(double x) {
+    if (x <= -10.0) return 0.0;
+    if (x >= 10.0) return x;
+    const double h = half_round(x);
+    return half_round(0.5 * h * (1.0 + tanh(0.7978845608028654 * h * (1.0 + 0.044715 * h * h))));
+}
+
+struct unary_case {
+    const char * name;
+    struct ggml_tensor * (*fn)(struct ggml_context *, struct ggml_tensor *);
+    double (*ref)(double);
+    float lo, hi;
+    double limit;
+};
+
+static double r_silu(double x) { return x / (1.0 + exp(-x)); }
+static double r_gelu_quick(double x) { return x / (1.0 + exp(-1.702 * x)); }
+static double r_gelu_erf(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+static double r_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double r_relu(double x) { return x > 0 ? x : 0; }
+static double r_neg(double x) { return -x; }
+static double r_sqr(double x) { return x * x; }
+static double r_abs(double x) { return fabs(x); }
+static double r_elu(double x) { return x > 0 ? x : expm1(x); }
+static double r_hardswish(double x) { return x * fmin(1.0, fmax(0.0, (x + 3.0) / 6.0)); }
+static double r_softplus(double x) { return log1p(exp(x)); }
+
+static void test_unary(void) {
+    const struct unary_case cases[] = {
+        { "silu",       ggml_silu,       r_silu,         -6, 6, 1e-12 },
+        { "gelu",       ggml_gelu,       gelu_table_ref, -12, 12, 1e-9 },
+        { "gelu_quick", ggml_gelu_quick, r_gelu_quick,   -6, 6, 1e-12 },
+        { "gelu_erf",   ggml_gelu_erf,   r_gelu_erf,     -6, 6, 1e-12 },
+        { "tanh",       ggml_tanh,       tanh,           -4, 4, 1e-12 },
+        { "sigmoid",    ggml_sigmoid,    r_sigmoid,      -6, 6, 1e-12 },
+        { "exp",        ggml_exp,        exp,            -4, 4, 1e-12 },
+        { "log",        ggml_log,        log,            0.1f, 5, 1e-12 },
+        { "sqr",        ggml_sqr,        r_sqr,          -3, 3, 1e-12 },
+        { "sqrt",       ggml_sqrt,       sqrt,           0, 5, 1e-12 },
+        { "relu",       ggml_relu,       r_relu,         -2, 2, 0 },
+        { "neg",        ggml_neg,        r_neg,          -2, 2, 0 },
+        { "abs",        ggml_abs,        r_abs,          -2, 2, 0 },
+        { "elu",        ggml_elu,        r_elu,          -3, 3, 1e-12 },
+        { "hardswish",  ggml_hardswish,  r_hardswish,    -5, 5, 1e-12 },
+        { "softplus",   ggml_softplus,   r_softplus,     -5, 5, 1e-12 },
+        { "sin",        ggml_sin,        sin,            -3, 3, 1e-12 },
+        { "cos",        ggml_cos,        cos,            -3, 3, 1e-12 },
+    };
+    const int64_t shapes[][4] = { { 7, 3, 2, 1 }, { 257, 5, 1, 1 }, { 1, 1, 1, 1 } };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        for (size_t s = 0; s < 3; s++) {
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(7 + s);
+                struct ggml_context * ctx = new_ctx(16);
+                struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, shapes[s], false, cases[c].lo, cases[c].hi);
+                double * A = to_double(a);
+                struct ggml_tensor * out = cases[c].fn(ctx, a);
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                for (int64_t i = 0; i < nel(out); i++) {
+                    ref[i] = cases[c].ref(A[i]);
+                }
+                double * got = run(ctx, out, nth);
+                check_nmse(cases[c].name, out, got, ref, cases[c].limit, nth);
+                free(A); free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+    // F16 data through the same ops (conversion per element): silu on halves
+    {
+        rng_seed(5);
+        struct ggml_context * ctx = new_ctx(16);
+        const int64_t ne[4] = { 64, 3, 1, 1 };
+        struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F16, ne, false, -4, 4);
+        double * A = to_double(a);
+        struct ggml_tensor * out = ggml_silu(ctx, a);
+        double * ref = malloc(sizeof(double) * (size_t) nel(out));
+        for (int64_t i = 0; i < nel(out); i++) {
+            ref[i] = r_silu(A[i]);
+        }
+        double * got = run(ctx, out, 2);
+        check_nmse("silu f16", out, got, ref, 1e-6, 2);
+        free(A); free(ref); free(got);
+        ggml_free(ctx);
+    }
+}
+
+// scale, scale_bias, clamp, fill, add1, leaky_relu
+static void test_map_ops(void) {
+    for (int k = 0; k < 6; k++) {
+        for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+            const int nth = g_threads[ti];
+            rng_seed(300 + k);
+            struct ggml_context * ctx = new_ctx(16);
+            const int64_t ne[4] = { 33, 7, 2, 1 };
+            struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, ne, k == 1, -2, 2);
+            struct ggml_tensor * b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
+            ((float *) b->data)[0] = 0.75f;
+            double * A = to_double(a);
+            struct ggml_tensor * out = NULL;
+            const char * name = "";
+            double * ref = malloc(sizeof(double) * (size_t) nel(a));
+            for (int64_t i = 0; i < nel(a); i++) {
+                switch (k) {
+                    case 0: ref[i] = A[i] * 0.37; break;
+                    case 1: ref[i] = A[i] * 1.5 - 0.25; break;
+                    case 2: ref[i] = fmin(fmax(A[i], -0.5), 0.8); break;
+                    case 3: ref[i] = 3.25; break;
+                    case 4: ref[i] = A[i] + 0.75; break;
+                    case 5: ref[i] = A[i] > 0 ? A[i] : 0.1 * A[i]; break;
+                }
+            }
+            switch (k) {
+                case 0: out = ggml_scale(ctx, a, 0.37f); name = "scale"; break;
+                case 1: out = ggml_scale_bias(ctx, a, 1.5f, -0.25f); name = "scale_bias (permuted src)"; break;
+                case 2: out = ggml_clamp(ctx, a, -0.5f, 0.8f); name = "clamp"; break;
+                case 3: out = ggml_fill(ctx, a, 3.25f); name = "fill"; break;
+                case 4: out = ggml_add1(ctx, a, b); name = "add1"; break;
+                case 5: out = ggml_leaky_relu(ctx, a, 0.1f, false); name = "leaky_relu"; break;
+            }
+            double * got = run(ctx, out, nth);
+            check_nmse(name, out, got, ref, 1e-13, nth);
+            free(A); free(ref); free(got);
+            ggml_free(ctx);
+        }
+    }
+}
+
+// ---- gated linear units ----------------------------------------------------------------------------------
+
+static void test_glu(void) {
+    const enum ggml_glu_op ops[] = { GGML_GLU_OP_SWIGLU, GGML_GLU_OP_GEGLU, GGML_GLU_OP_REGLU, GGML_GLU_OP_GEGLU_ERF,
+                                     GGML_GLU_OP_GEGLU_QUICK, GGML_GLU_OP_SWIGLU_OAI };
+    for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+        for (int mode = 0; mode < 3; mode++) { // 0 fused, 1 fused swapped, 2 split
+            if (ops[o] == GGML_GLU_OP_SWIGLU_OAI && mode != 2) {
+                continue;
+            }
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(400 + o);
+                struct ggml_context * ctx = new_ctx(16);
+                const int64_t nc = 37;
+                const int64_t ne_full[4] = { 2 * nc, 5, 2, 1 };
+                const int64_t ne_half[4] = { nc, 5, 2, 1 };
+                struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, mode == 2 ? ne_half : ne_full, false, -5, 5);
+                struct ggml_tensor * b = mode == 2 ? new_input(ctx, GGML_TYPE_F32, ne_half, false, -2, 2) : NULL;
+                double * A = to_double(a);
+                double * B = b ? to_double(b) : NULL;
+                struct ggml_tensor * out;
+                if (ops[o] == GGML_GLU_OP_SWIGLU_OAI) {
+                    out = ggml_swiglu_oai(ctx, a, b, 1.702f, 1.5f);
+                } else if (mode == 2) {
+                    out = ggml_glu_split(ctx, a, b, ops[o]);
+                } else {
+                    out = ggml_glu(ctx, a, ops[o], mode == 1);
+                }
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                for (int64_t r = 0; r < ggml_nrows(out); r++) {
+                    for (int64_t i = 0; i < nc; i++) {
+                        double x, g;
+                        if (mode == 2) {
+                            x = A[r * nc + i];
+                            g = B[r * nc + i];
+                        } else {
+                            const double * row = A + r * 2 * nc;
+                            x = mode == 1 ? row[nc + i] : row[i];
+                            g = mode == 1 ? row[i] : row[nc + i];
+                        }
+                        double v = 0;
+                        switch (ops[o]) {
+                            case GGML_GLU_OP_SWIGLU:      v = r_silu(x) * g; break;
+                            case GGML_GLU_OP_GEGLU:       v = gelu_table_ref(x) * g; break;
+                            case GGML_GLU_OP_REGLU:       v = r_relu(x) * g; break;
+                            case GGML_GLU_OP_GEGLU_ERF:   v = r_gelu_erf(x) * g; break;
+                            case GGML_GLU_OP_GEGLU_QUICK: v = r_gelu_quick(x) * g; break;
+                            case GGML_GLU_OP_SWIGLU_OAI: {
+                                const double xc = fmin(x, 1.5);
+                                const double gc = fmin(fmax(g, -1.5), 1.5);
+                                v = xc / (1.0 + exp(-1.702 * xc)) * (gc + 1.0);
+                                break;
+                            }
+                            default: break;
+                        }
+                        ref[r * nc + i] = v;
+                    }
+                }
+                double * got = run(ctx, out, nth);
+                char what[64];
+                snprintf(what, sizeof(what), "glu %s mode %d", ggml_glu_op_name(ops[o]), mode);
+                check_nmse(what, out, got, ref, ops[o] == GGML_GLU_OP_GEGLU ? 1e-9 : 1e-12, nth);
+                free(A); free(B); free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+// ---- norms -----------------------------------------------------------------------------------------------
+
+static void test_norm(void) {
+    const int64_t shapes[][4] = { { 32, 5, 3, 1 }, { 257, 2, 1, 1 }, { 1, 4, 1, 1 }, { 4096, 2, 1, 1 } };
+    for (int kind = 0; kind < 3; kind++) {
+        for (size_t s = 0; s < 4; s++) {
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(500 + s);
+                struct ggml_context * ctx = new_ctx(16);
+                struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, shapes[s], false, -3, 3);
+                double * A = to_double(a);
+                const float eps = 1e-5f;
+                struct ggml_tensor * out = kind == 0 ? ggml_norm(ctx, a, eps) : kind == 1 ? ggml_rms_norm(ctx, a, eps)
+                                                                                            : ggml_l2_norm(ctx, a, eps);
+                const int64_t n = a->ne[0];
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                for (int64_t r = 0; r < ggml_nrows(a); r++) {
+                    const double * x = A + r * n;
+                    double mean = 0, ss = 0;
+                    for (int64_t i = 0; i < n; i++) mean += x[i];
+                    mean /= (double) n;
+                    for (int64_t i = 0; i < n; i++) {
+                        const double v = kind == 0 ? x[i] - mean : x[i];
+                        ss += v * v;
+                    }
+                    for (int64_t i = 0; i < n; i++) {
+                        if (kind == 0) ref[r * n + i] = (x[i] - mean) / sqrt(ss / (double) n + eps);
+                        else if (kind == 1) ref[r * n + i] = x[i] / sqrt(ss / (double) n + eps);
+                        else ref[r * n + i] = x[i] / fmax(sqrt(ss), eps);
+                    }
+                }
+                double * got = run(ctx, out, nth);
+                check_nmse(kind == 0 ? "norm" : kind == 1 ? "rms_norm" : "l2_norm", out, got, ref, 1e-11, nth);
+                free(A); free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+// ---- rope ------------------------------------------------------------------------------------------------
+
+struct rope_case {
+    int64_t head_dim, n_head, n_tok;
+    int n_dims, mode;
+    float freq_base, freq_scale, ext_factor, attn_factor;
+    bool freq_factors;
+    enum ggml_type type;
+};
+
+static void test_rope(void) {
+    const struct rope_case cases[] = {
+        { 32, 4, 7, 32, 0, 10000.0f, 1.0f, 0.0f, 1.0f, false, GGML_TYPE_F32 },
+        { 32, 4, 7, 32, GGML_ROPE_TYPE_NEOX, 1000000.0f, 1.0f, 0.0f, 1.0f, false, GGML_TYPE_F32 },
+        { 64, 3, 5, 32, 0, 10000.0f, 0.5f, 0.0f, 1.0f, false, GGML_TYPE_F32 },
+        { 64, 3, 5, 16, GGML_ROPE_TYPE_NEOX, 10000.0f, 0.25f, 1.0f, 1.0f, true, GGML_TYPE_F32 },
+        { 128, 2, 9, 128, GGML_ROPE_TYPE_NEOX, 500000.0f, 0.125f, 1.0f, 0.9f, false, GGML_TYPE_F32 },
+        { 32, 4, 3, 32, 0, 10000.0f, 1.0f, 0.0f, 1.0f, false, GGML_TYPE_F16 },
+        { 32, 2, 3, 24, GGML_ROPE_TYPE_NEOX, 10000.0f, 1.0f, 0.0f, 1.0f, false, GGML_TYPE_F16 },
+    };
+    const int n_ctx_orig = 4096;
+    const float beta_fast = 32.0f, beta_slow = 1.0f;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const struct rope_case rc = cases[c];
+        for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+            const int nth = g_threads[ti];
+            rng_seed(600 + c);
+            struct ggml_context * ctx = new_ctx(16);
+            const int64_t ne[4] = { rc.head_dim, rc.n_head, rc.n_tok, 1 };
+            struct ggml_tensor * a = new_input(ctx, rc.type, ne, false, -1, 1);
+            struct ggml_tensor * pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, rc.n_tok);
+            for (int64_t i = 0; i < rc.n_tok; i++) {
+                ((int32_t *) pos->data)[i] = (int32_t) (i * 37 % 3000);
+            }
+            struct ggml_tensor * ff = NULL;
+            if (rc.freq_factors) {
+                ff = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, rc.n_dims / 2);
+                fill(ff, 1.0f, 4.0f);
+            }
+            double * A = to_double(a);
+            struct ggml_tensor * out = ggml_rope_ext(ctx, a, pos, ff, rc.n_dims, rc.mode, n_ctx_orig, rc.freq_base,
+                                                     rc.freq_scale, rc.ext_factor, rc.attn_factor, beta_fast, beta_slow);
+            // reference in double
+            const double nd = rc.n_dims;
+            const double corr_fast = nd * log(n_ctx_orig / (beta_fast * 2 * M_PI)) / (2 * log((double) rc.freq_base));
+            const double corr_slow = nd * log(n_ctx_orig / (beta_slow * 2 * M_PI)) / (2 * log((double) rc.freq_base));
+            const double low  = fmax(0.0, floor(corr_fast));
+            const double high = fmin(nd - 1, ceil(corr_slow));
+            double * ref = malloc(sizeof(double) * (size_t) nel(out));
+            memcpy(ref, A, sizeof(double) * (size_t) nel(out));
+            for (int64_t t = 0; t < rc.n_tok; t++) {
+                const double p = ((int32_t *) pos->data)[t];
+                for (int64_t h = 0; h < rc.n_head; h++) {
+                    const double * x = A + (t * rc.n_head + h) * rc.head_dim;
+                    double * y = ref + (t * rc.n_head + h) * rc.head_dim;
+                    for (int k = 0; k < rc.n_dims / 2; k++) {
+                        const double f = ff ? ((float *) ff->data)[k] : 1.0;
+                        const double extrap = p * pow((double) rc.freq_base, -2.0 * k / nd) / f;
+                        const double interp = rc.freq_scale * extrap;
+                        double theta = interp, msc = rc.attn_factor;
+                        if (rc.ext_factor != 0.0f) {
+                            const double yv = (k - low) / fmax(0.001, high - low);
+                            const double mix = (1.0 - fmin(1.0, fmax(0.0, yv))) * rc.ext_factor;
+                            theta = interp * (1 - mix) + extrap * mix;
+                            msc *= 1.0 + 0.1 * log(1.0 / rc.freq_scale);
+                        }
+                        const int ia = rc.mode & GGML_ROPE_TYPE_NEOX ? k : 2 * k;
+                        const int ib = rc.mode & GGML_ROPE_TYPE_NEOX ? k + rc.n_dims / 2 : 2 * k + 1;
+                        const double c0 = cos(theta) * msc, s0 = sin(theta) * msc;
+                        y[ia] = x[ia] * c0 - x[ib] * s0;
+                        y[ib] = x[ia] * s0 + x[ib] * c0;
+                    }
+                }
+            }
+            double * got = run(ctx, out, nth);
+            char what[96];
+            snprintf(what, sizeof(what), "rope %s %s n_dims=%d fs=%g ext=%g ff=%d", rc.mode ? "neox" : "norm",
+                     ggml_type_name(rc.type), rc.n_dims, rc.freq_scale, rc.ext_factor, rc.freq_factors);
+            check_nmse(what, out, got, ref, rc.type == GGML_TYPE_F16 ? 2e-6 : 1e-9, nth);
+            free(A); free(ref); free(got);
+            ggml_free(ctx);
+        }
+    }
+}
+
+// ---- softmax ---------------------------------------------------------------------------------------------
+
+static double alibi_ref(double max_bias, int h, int n_head) {
+    if (max_bias <= 0) return 1.0;
+    const int n2 = 1 << (int) floor(log2((double) n_head));
+    const double m0 = pow(2.0, -max_bias / n2);
+    const double m1 = pow(2.0, -(max_bias / 2.0) / n2);
+    return h < n2 ? pow(m0, h + 1) : pow(m1, 2 * (h - n2) + 1);
+}
+
+static void test_soft_max(void) {
+    struct { int64_t ne[4]; int mask; enum ggml_type mt; int64_t mh; float scale, max_bias; bool sinks; } cases[] = {
+        { { 16, 7, 4, 1 },  0, GGML_TYPE_F32, 1, 1.0f, 0.0f, false },
+        { { 33, 5, 4, 1 },  1, GGML_TYPE_F32, 1, 0.125f, 0.0f, false },
+        { { 33, 5, 4, 1 },  1, GGML_TYPE_F16, 1, 0.5f, 0.0f, false },
+        { { 64, 3, 6, 2 },  1, GGML_TYPE_F16, 2, 0.3f, 8.0f, false },
+        { { 257, 2, 3, 1 }, 1, GGML_TYPE_F32, 3, 1.0f, 0.0f, true },
+        { { 1, 1, 1, 1 },   0, GGML_TYPE_F32, 1, 2.0f, 0.0f, false },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+            const int nth = g_threads[ti];
+            rng_seed(700 + c);
+            struct ggml_context * ctx = new_ctx(16);
+            struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, cases[c].ne, false, -4, 4);
+            struct ggml_tensor * mask = NULL;
+            if (cases[c].mask) {
+                // causal-like mask with padding rows (ne1 larger than the rows of a), broadcast over heads
+                const int64_t mne[4] = { a->ne[0], a->ne[1] + 3, cases[c].mh, 1 };
+                mask = ggml_new_tensor(ctx, cases[c].mt, 4, mne);
+                for (int64_t h = 0; h < mne[2]; h++)
+                for (int64_t i1 = 0; i1 < mne[1]; i1++)
+                for (int64_t i0 = 0; i0 < mne[0]; i0++) {
+                    const float v = (i0 > i1 + 2 && i0 % 3 != 0) ? -INFINITY : rng_uniform(-1, 0);
+                    char * p = eptr(mask, i0, i1, h, 0);
+                    if (mask->type == GGML_TYPE_F32) *(float *) p = v; else *(ggml_fp16_t *) p = ggml_fp32_to_fp16(v);
+                }
+            }
+            struct ggml_tensor * sinks = NULL;
+            if (cases[c].sinks) {
+                sinks = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, a->ne[2]);
+                fill(sinks, -1, 2);
+            }
+            double * A = to_double(a);
+            double * M = mask ? to_double(mask) : NULL;
+            struct ggml_tensor * out = cases[c].mask || cases[c].scale != 1.0f ? ggml_soft_max_ext(ctx, a, mask, cases[c].scale, cases[c].max_bias)
+                                                                                : ggml_soft_max(ctx, a);
+            if (sinks) {
+                ggml_soft_max_add_sinks(out, sinks);
+            }
+            double * ref = malloc(sizeof(double) * (size_t) nel(out));
+            for (int64_t i3 = 0; i3 < a->ne[3]; i3++)
+            for (int64_t i2 = 0; i2 < a->ne[2]; i2++)
+            for (int64_t i1 = 0; i1 < a->ne[1]; i1++) {
+                const double slope = alibi_ref(cases[c].max_bias, (int) i2, (int) a->ne[2]);
+                double mx = -INFINITY;
+                double * w = ref + IDX(a, 0, i1, i2, i3);
+                for (int64_t i0 = 0; i0 < a->ne[0]; i0++) {
+                    double v = A[IDX(a, i0, i1, i2, i3)] * cases[c].scale;
+                    if (mask) v += slope * M[IDX(mask, i0, i1, i2 % mask->ne[2], i3 % mask->ne[3])];
+                    w[i0] = v;
+                    mx = fmax(mx, v);
+                }
+                const double sk = sinks ? ((float *) sinks->data)[i2] : -INFINITY;
+                mx = fmax(mx, sk);
+                double sum = sinks ? exp(sk - mx) : 0.0;
+                for (int64_t i0 = 0; i0 < a->ne[0]; i0++) { w[i0] = exp(w[i0] - mx); sum += w[i0]; }
+                for (int64_t i0 = 0; i0 < a->ne[0]; i0++) w[i0] /= sum;
+            }
+            double * got = run(ctx, out, nth);
+            char what[96];
+            snprintf(what, sizeof(what), "soft_max mask=%d(%s) scale=%g max_bias=%g sinks=%d", cases[c].mask,
+                     ggml_type_name(cases[c].mt), cases[c].scale, cases[c].max_bias, cases[c].sinks);
+            check_nmse(what, out, got, ref, 1e-12, nth);
+            free(A); free(M); free(ref); free(got);
+            ggml_free(ctx);
+        }
+    }
+    // diag_mask_inf then soft_max (the non-flash KV mask path)
+    for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+        const int nth = g_threads[ti];
+        rng_seed(777);
+        struct ggml_context * ctx = new_ctx(16);
+        const int64_t ne[4] = { 10, 6, 3, 1 };
+        struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, ne, false, -2, 2);
+        double * A = to_double(a);
+        const int n_past = 4;
+        struct ggml_tensor * out = ggml_soft_max(ctx, ggml_diag_mask_inf(ctx, a, n_past));
+        double * ref = malloc(sizeof(double) * (size_t) nel(out));
+        for (int64_t r = 0; r < ggml_nrows(a); r++) {
+            const int64_t i1 = r % ne[1];
+            double mx = -INFINITY, sum = 0;
+            for (int64_t i0 = 0; i0 <= n_past + i1 && i0 < ne[0]; i0++) mx = fmax(mx, A[r * ne[0] + i0]);
+            for (int64_t i0 = 0; i0 < ne[0]; i0++) {
+                ref[r * ne[0] + i0] = i0 > n_past + i1 ? 0.0 : exp(A[r * ne[0] + i0] - mx);
+                sum += ref[r * ne[0] + i0];
+            }
+            for (int64_t i0 = 0; i0 < ne[0]; i0++) ref[r * ne[0] + i0] /= sum;
+        }
+        double * got = run(ctx, out, nth);
+        check_nmse("diag_mask_inf + soft_max", out, got, ref, 1e-12, nth);
+        free(A); free(ref); free(got);
+        ggml_free(ctx);
+    }
+}
+
+// ---- matrix products -------------------------------------------------------------------------------------
+
+static const enum ggml_type g_mm_types[] = {
+    GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+    GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+    GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
+};
+
+// NMSE limits of W·x for a weight type, set by the activation format the matmul converts x to
+static double mm_limit(enum ggml_type t) {
+    switch (t) {
+        case GGML_TYPE_F32:  return 1e-9;
+        case GGML_TYPE_F16:  return 5e-6;  // x rounded to F16
+        case GGML_TYPE_BF16: return 1e-4;  // x rounded to BF16
+        default:             return 2e-4;  // x quantized to 8 bits (Q8_0 / Q8_1 / Q8_K)
+    }
+}
+
+static void test_mul_mat(void) {
+    struct { int64_t K, M, N, b2, b3, w2, w3; bool perm; } cases[] = {
+        { 256, 16, 1, 1, 1, 1, 1, false },
+        { 256, 33, 7, 1, 1, 1, 1, false },
+        { 512, 17, 33, 2, 2, 1, 2, false },
+        { 256, 8, 5, 3, 1, 3, 1, true },
+        { 256, 64, 1, 1, 1, 1, 1, false },
+    };
+    for (size_t t = 0; t < sizeof(g_mm_types) / sizeof(g_mm_types[0]); t++) {
+        const enum ggml_type type = g_mm_types[t];
+        if (ggml_cpu_get_kernels(type)->vec_dot == NULL) {
+            // every type of issue "Foundation" must multiply on the CPU
+            TH_CHECK(false, "mul_mat: no CPU kernel for %s", ggml_type_name(type));
+            continue;
+        }
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(800 + 31 * t + c);
+                struct ggml_context * ctx = new_ctx(64);
+                const int64_t wne[4] = { cases[c].K, cases[c].M, cases[c].w2, cases[c].w3 };
+                const int64_t xne[4] = { cases[c].K, cases[c].N, cases[c].b2, cases[c].b3 };
+                struct ggml_tensor * w = new_input(ctx, type, wne, false, -1, 1);
+                struct ggml_tensor * x = new_input(ctx, GGML_TYPE_F32, xne, cases[c].perm, -1, 1);
+                double * W = to_double(w);
+                double * X = to_double(x);
+                struct ggml_tensor * out = ggml_mul_mat(ctx, w, x);
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                const int64_t r2 = x->ne[2] / w->ne[2], r3 = x->ne[3] / w->ne[3];
+                for (int64_t i3 = 0; i3 < out->ne[3]; i3++)
+                for (int64_t i2 = 0; i2 < out->ne[2]; i2++)
+                for (int64_t j = 0; j < out->ne[1]; j++)
+                for (int64_t i = 0; i < out->ne[0]; i++) {
+                    double s = 0;
+                    for (int64_t k = 0; k < cases[c].K; k++) {
+                        s += W[IDX(w, k, i, i2 / r2, i3 / r3)] * X[IDX(x, k, j, i2, i3)];
+                    }
+                    ref[IDX(out, i, j, i2, i3)] = s;
+                }
+                double * got = run(ctx, out, nth);
+                char what[64];
+                snprintf(what, sizeof(what), "mul_mat %s%s", ggml_type_name(type), cases[c].perm ? " (permuted x)" : "");
+                check_nmse(what, out, got, ref, mm_limit(type), nth);
+                free(W); free(X); free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+static void test_mul_mat_id(void) {
+    const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+        if (ggml_cpu_get_kernels(types[t])->vec_dot == NULL) {
+            TH_CHECK(false, "mul_mat_id: no CPU kernel for %s", ggml_type_name(types[t]));
+            continue;
+        }
+        for (int bcast = 0; bcast < 2; bcast++) {
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(900 + t);
+                struct ggml_context * ctx = new_ctx(64);
+                const int64_t K = 256, M = 24, n_as = 4, n_used = 2, n_tok = 5;
+                const int64_t ane[4] = { K, M, n_as, 1 };
+                const int64_t bne[4] = { K, bcast ? 1 : n_used, n_tok, 1 };
+                struct ggml_tensor * as = new_input(ctx, types[t], ane, false, -1, 1);
+                struct ggml_tensor * b  = new_input(ctx, GGML_TYPE_F32, bne, false, -1, 1);
+                struct ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tok);
+                for (int64_t j = 0; j < n_tok; j++) {
+                    const int32_t e0 = (int32_t) (rng_next() % n_as);
+                    ((int32_t *) ids->data)[j * n_used + 0] = e0;
+                    ((int32_t *) ids->data)[j * n_used + 1] = (e0 + 1 + (int32_t) (rng_next() % (n_as - 1))) % (int32_t) n_as;
+                }
+                double * AS = to_double(as);
+                double * B = to_double(b);
+                struct ggml_tensor * out = ggml_mul_mat_id(ctx, as, b, ids);
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                for (int64_t j = 0; j < n_tok; j++)
+                for (int64_t s = 0; s < n_used; s++) {
+                    const int32_t e = ((int32_t *) ids->data)[j * n_used + s];
+                    for (int64_t i = 0; i < M; i++) {
+                        double acc = 0;
+                        for (int64_t k = 0; k < K; k++) {
+                            acc += AS[IDX(as, k, i, e, 0)] * B[IDX(b, k, s % b->ne[1], j, 0)];
+                        }
+                        ref[IDX(out, i, s, j, 0)] = acc;
+                    }
+                }
+                double * got = run(ctx, out, nth);
+                char what[64];
+                snprintf(what, sizeof(what), "mul_mat_id %s%s", ggml_type_name(types[t]), bcast ? " (shared b row)" : "");
+                check_nmse(what, out, got, ref, mm_limit(types[t]), nth);
+                free(AS); free(B); free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+// ---- flash attention -------------------------------------------------------------------------------------
+
+static void test_flash_attn(void) {
+    const enum ggml_type kv_types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
+    struct { int64_t D, n_q, n_kv, n_head, n_head_kv; float max_bias, softcap; bool mask, sinks; } cases[] = {
+        { 64, 1, 33, 4, 2, 0.0f, 0.0f, true, false },
+        { 64, 7, 40, 8, 2, 0.0f, 0.0f, true, false },
+        { 32, 5, 17, 4, 4, 0.0f, 30.0f, true, true },
+        { 64, 3, 9, 6, 3, 8.0f, 0.0f, true, false },
+        { 32, 2, 12, 2, 1, 0.0f, 0.0f, false, false },
+    };
+    for (size_t kt = 0; kt < sizeof(kv_types) / sizeof(kv_types[0]); kt++) {
+        const enum ggml_type type = kv_types[kt];
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(1000 + 13 * kt + c);
+                struct ggml_context * ctx = new_ctx(32);
+                const int64_t D = cases[c].D;
+                const int64_t qne[4] = { D, cases[c].n_q, cases[c].n_head, 1 };
+                const int64_t kne[4] = { D, cases[c].n_kv, cases[c].n_head_kv, 1 };
+                struct ggml_tensor * q = new_input(ctx, GGML_TYPE_F32, qne, false, -1, 1);
+                struct ggml_tensor * k = new_input(ctx, type, kne, false, -1, 1);
+                struct ggml_tensor * v = new_input(ctx, type, kne, false, -1, 1);
+                struct ggml_tensor * mask = NULL;
+                if (cases[c].mask) {
+                    mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, cases[c].n_kv, cases[c].n_q + 2);
+                    for (int64_t i1 = 0; i1 < mask->ne[1]; i1++)
+                    for (int64_t i0 = 0; i0 < mask->ne[0]; i0++) {
+                        // causal over the last n_q positions, with a few random biases
+                        const bool masked = i0 > cases[c].n_kv - cases[c].n_q + i1;
+                        ((ggml_fp16_t *) mask->data)[i1 * mask->ne[0] + i0] =
+                            ggml_fp32_to_fp16(masked ? -INFINITY : (i0 % 5 == 0 ? -0.5f : 0.0f));
+                    }
+                }
+                struct ggml_tensor * sinks = NULL;
+                if (cases[c].sinks) {
+                    sinks = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, cases[c].n_head);
+                    fill(sinks, -1, 1);
+                }
+                const float scale = 1.0f / sqrtf((float) D);
+                struct ggml_tensor * out = ggml_flash_attn_ext(ctx, q, k, v, mask, scale, cases[c].max_bias, cases[c].softcap);
+                ggml_flash_attn_ext_set_prec(out, GGML_PREC_F32);
+                if (sinks) {
+                    ggml_flash_attn_ext_add_sinks(out, sinks);
+                }
+                double * Q = to_double(q);
+                double * Kd = to_double(k);
+                double * Vd = to_double(v);
+                double * Md = mask ? to_double(mask) : NULL;
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                double * s = malloc(sizeof(double) * (size_t) cases[c].n_kv);
+                const int64_t gq = cases[c].n_head / cases[c].n_head_kv;
+                for (int64_t h = 0; h < cases[c].n_head; h++)
+                for (int64_t iq = 0; iq < cases[c].n_q; iq++) {
+                    const double slope = alibi_ref(cases[c].max_bias, (int) h, (int) cases[c].n_head);
+                    double mx = -INFINITY;
+                    for (int64_t j = 0; j < cases[c].n_kv; j++) {
+                        double dot = 0;
+                        for (int64_t d = 0; d < D; d++) dot += Q[IDX(q, d, iq, h, 0)] * Kd[IDX(k, d, j, h / gq, 0)];
+                        double sc = dot * scale;
+                        if (cases[c].softcap != 0.0f) sc = cases[c].softcap * tanh(sc / cases[c].softcap);
+                        if (Md) sc += slope * Md[IDX(mask, j, iq, 0, 0)];
+                        s[j] = sc;
+                        mx = fmax(mx, sc);
+                    }
+                    const double sk = sinks ? ((float *) sinks->data)[h] : -INFINITY;
+                    mx = fmax(mx, sk);
+                    double sum = sinks ? exp(sk - mx) : 0;
+                    for (int64_t j = 0; j < cases[c].n_kv; j++) { s[j] = exp(s[j] - mx); sum += s[j]; }
+                    for (int64_t d = 0; d < D; d++) {
+                        double acc = 0;
+                        for (int64_t j = 0; j < cases[c].n_kv; j++) acc += s[j] * Vd[IDX(v, d, j, h / gq, 0)];
+                        ref[IDX(out, d, h, iq, 0)] = acc / sum;
+                    }
+                }
+                double * got = run(ctx, out, nth);
+                char what[96];
+                snprintf(what, sizeof(what), "flash_attn_ext kv=%s D=%" PRId64 " softcap=%g max_bias=%g sinks=%d",
+                         ggml_type_name(type), D, cases[c].softcap, cases[c].max_bias, cases[c].sinks);
+                const double limit = type == GGML_TYPE_F32 ? 1e-10 : type == GGML_TYPE_F16 ? 5e-6 : 1e-3;
+                check_nmse(what, out, got, ref, limit, nth);
+                free(Q); free(Kd); free(Vd); free(Md); free(ref); free(s); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+// ---- rows and copies -------------------------------------------------------------------------------------
+
+static const enum ggml_type g_row_types[] = {
+    GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1,
+    GGML_TYPE_Q8_0, GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K,
+    GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS, GGML_TYPE_I32,
+};
+
+static void test_get_rows(void) {
+    for (size_t t = 0; t < sizeof(g_row_types) / sizeof(g_row_types[0]); t++) {
+        const enum ggml_type type = g_row_types[t];
+        for (int shape = 0; shape < 2; shape++) {
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(1100 + t);
+                struct ggml_context * ctx = new_ctx(32);
+                const int64_t ne0 = ggml_blck_size(type) == 1 ? 33 : 2 * ggml_blck_size(type);
+                const int64_t ane[4] = { ne0, 10, shape ? 3 : 1, 1 };
+                struct ggml_tensor * a = new_input(ctx, type, ane, false, -100, 100);
+                struct ggml_tensor * idx = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, 7, ane[2]);
+                for (int64_t i = 0; i < nel(idx); i++) {
+                    ((int32_t *) idx->data)[i] = (int32_t) (rng_next() % 10);
+                }
+                double * A = to_double(a);
+                struct ggml_tensor * out = ggml_get_rows(ctx, a, idx);
+                double * ref = malloc(sizeof(double) * (size_t) nel(out));
+                for (int64_t i2 = 0; i2 < out->ne[2]; i2++)
+                for (int64_t r = 0; r < out->ne[1]; r++) {
+                    const int32_t row = ((int32_t *) idx->data)[i2 * 7 + r];
+                    for (int64_t i0 = 0; i0 < ne0; i0++) {
+                        ref[IDX(out, i0, r, i2, 0)] = A[IDX(a, i0, row, i2, 0)];
+                    }
+                }
+                double * got = run(ctx, out, nth);
+                char what[64];
+                snprintf(what, sizeof(what), "get_rows %s", ggml_type_name(type));
+                check_nmse(what, out, got, ref, 0.0, nth);
+                free(A); free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+// expected contents of a row of type `type` written from floats: the reference quantizer / rounding
+static void expected_row(enum ggml_type type, const float * x, int64_t n, double * out) {
+    if (type == GGML_TYPE_F32) {
+        for (int64_t i = 0; i < n; i++) out[i] = x[i];
+        return;
+    }
+    const struct ggml_type_traits * tr = ggml_get_type_traits(type);
+    void * q = malloc(ggml_row_size(type, n));
+    float * back = malloc(sizeof(float) * (size_t) n);
+    tr->from_float_ref(x, q, n);
+    tr->to_float(q, back, n);
+    for (int64_t i = 0; i < n; i++) out[i] = back[i];
+    free(q);
+    free(back);
+}
+
+static void test_set_rows(void) {
+    const enum ggml_type types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_BF16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0,
+                                     GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_IQ4_NL };
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+        for (int it = 0; it < 2; it++) { // I64 and I32 indices
+            for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+                const int nth = g_threads[ti];
+                rng_seed(1200 + t);
+                struct ggml_context * ctx = new_ctx(32);
+                const int64_t ne0 = 64, n_dst = 12, n_src = 5, ne2 = 2;
+                struct ggml_tensor * dst = ggml_new_tensor_3d(ctx, types[t], ne0, n_dst, ne2);
+                fill(dst, -1, 1);
+                struct ggml_tensor * src = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, ne0, n_src, ne2);
+                fill(src, -3, 3);
+                struct ggml_tensor * idx = ggml_new_tensor_2d(ctx, it ? GGML_TYPE_I32 : GGML_TYPE_I64, n_src, 1);
+                int64_t rows[5] = { 3, 0, 11, 7, 4 };
+                for (int i = 0; i < n_src; i++) {
+                    if (it) ((int32_t *) idx->data)[i] = (int32_t) rows[i]; else ((int64_t *) idx->data)[i] = rows[i];
+                }
+                double * ref = to_double(dst);
+                for (int64_t i2 = 0; i2 < ne2; i2++)
+                for (int64_t r = 0; r < n_src; r++) {
+                    expected_row(types[t], (const float *) eptr(src, 0, r, i2, 0), ne0, ref + IDX(dst, 0, rows[r], i2, 0));
+                }
+                struct ggml_tensor * out = ggml_set_rows(ctx, dst, src, idx);
+                double * got = run(ctx, out, nth);
+                char what[64];
+                snprintf(what, sizeof(what), "set_rows %s (%s idx)", ggml_type_name(types[t]), it ? "i32" : "i64");
+                check_nmse(what, out, got, ref, 0.0, nth);
+                free(ref); free(got);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
+static void test_cpy(void) {
+    struct { enum ggml_type src, dst; bool perm; } cases[] = {
+        { GGML_TYPE_F32, GGML_TYPE_F32, true },  { GGML_TYPE_F32, GGML_TYPE_F16, false },
+        { GGML_TYPE_F32, GGML_TYPE_F16, true },  { GGML_TYPE_F32, GGML_TYPE_BF16, true },
+        { GGML_TYPE_F32, GGML_TYPE_Q8_0, false }, { GGML_TYPE_F32, GGML_TYPE_Q8_0, true },
+        { GGML_TYPE_F32, GGML_TYPE_Q4_0, true },  { GGML_TYPE_F16, GGML_TYPE_F32, true },
+        { GGML_TYPE_BF16, GGML_TYPE_F32, false }, { GGML_TYPE_Q8_0, GGML_TYPE_F32, false },
+        { GGML_TYPE_Q4_0, GGML_TYPE_F32, false }, { GGML_TYPE_F16, GGML_TYPE_F16, true },
+        { GGML_TYPE_I32, GGML_TYPE_F32, false },  { GGML_TYPE_F32, GGML_TYPE_I32, false },
+        { GGML_TYPE_I32, GGML_TYPE_I32, true },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+            const int nth = g_threads[ti];
+            rng_seed(1300 + c);
+            struct ggml_context * ctx = new_ctx(32);
+            const int64_t ne[4] = { 64, 6, 3, 1 };
+            struct ggml_tensor * a = new_input(ctx, cases[c].src, ne, cases[c].perm, -50, 50);
+            struct ggml_tensor * b = ggml_new_tensor(ctx, cases[c].dst, 4, ne);
+            double * A = to_double(a);
+            struct ggml_tensor * out = ggml_cpy(ctx, a, b);
+            double * ref = malloc(sizeof(double) * (size_t) nel(out));
+            float * row = malloc(sizeof(float) * (size_t) ne[0]);
+            for (int64_t r = 0; r < ggml_nrows(out); r++) {
+                for (int64_t i = 0; i < ne[0]; i++) row[i] = (float) A[r * ne[0] + i];
+                if (cases[c].dst == GGML_TYPE_I32) {
+                    for (int64_t i = 0; i < ne[0]; i++) ref[r * ne[0] + i] = (double) (int32_t) row[i];
+                } else if (cases[c].dst == GGML_TYPE_F32 || cases[c].src == cases[c].dst) {
+                    for (int64_t i = 0; i < ne[0]; i++) ref[r * ne[0] + i] = A[r * ne[0] + i];
+                } else {
+                    expected_row(cases[c].dst, row, ne[0], ref + r * ne[0]);
+                }
+            }
+            double * got = run(ctx, out, nth);
+            char what[64];
+            snprintf(what, sizeof(what), "cpy %s -> %s%s", ggml_type_name(cases[c].src), ggml_type_name(cases[c].dst),
+                     cases[c].perm ? " (permuted)" : "");
+            check_nmse(what, out, got, ref, 0.0, nth);
+            free(A); free(ref); free(row); free(got);
+            ggml_free(ctx);
+        }
+    }
+    // cont of a permuted 4-D view, reshape and a 2-D view with a row stride
+    for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+        const int nth = g_threads[ti];
+        rng_seed(1399);
+        struct ggml_context * ctx = new_ctx(16);
+        struct ggml_tensor * a = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 5, 4, 3, 2);
+        fill(a, -1, 1);
+        struct ggml_tensor * p = ggml_permute(ctx, a, 2, 0, 3, 1); // a dim0 -> p dim2, ...
+        struct ggml_tensor * out = ggml_cont(ctx, p);
+        double * A = to_double(a);
+        double * ref = malloc(sizeof(double) * (size_t) nel(out));
+        for (int64_t i3 = 0; i3 < 2; i3++) for (int64_t i2 = 0; i2 < 3; i2++)
+        for (int64_t i1 = 0; i1 < 4; i1++) for (int64_t i0 = 0; i0 < 5; i0++) {
+            // element (i0,i1,i2,i3) of a sits at p coordinates (i1, i3, i0, i2)
+            ref[IDX(out, i1, i3, i0, i2)] = A[IDX(a, i0, i1, i2, i3)];
+        }
+        TH_CHECK(p->ne[0] == 4 && p->ne[1] == 2 && p->ne[2] == 5 && p->ne[3] == 3, "permute shape");
+        double * got = run(ctx, out, nth);
+        check_nmse("cont(permute)", out, got, ref, 0.0, nth);
+        free(ref); free(got);
+
+        struct ggml_tensor * v = ggml_view_2d(ctx, a, 3, 4, a->nb[1], 2 * sizeof(float));
+        struct ggml_tensor * out2 = ggml_cont(ctx, ggml_reshape_1d(ctx, ggml_cont(ctx, v), 12));
+        ref = malloc(sizeof(double) * 12);
+        for (int64_t r = 0; r < 4; r++) for (int64_t i = 0; i < 3; i++) ref[r * 3 + i] = A[r * 5 + 2 + i];
+        got = run(ctx, out2, nth);
+        check_nmse("view_2d/reshape/cont", out2, got, ref, 0.0, nth);
+        free(ref); free(got); free(A);
+        ggml_free(ctx);
+    }
+}
+
+// ---- reductions, sorting, layout -------------------------------------------------------------------------
+
+static void test_reduce_sort_layout(void) {
+    for (int ti = 0; ti < N_THREAD_CASES; ti++) {
+        const int nth = g_threads[ti];
+        rng_seed(1400);
+        struct ggml_context * ctx = new_ctx(32);
+        const int64_t ne[4] = { 37, 6, 2, 1 };
+        struct ggml_tensor * a = new_input(ctx, GGML_TYPE_F32, ne, false, -5, 5);
+        double * A = to_double(a);
+        const int64_t n0 = ne[0], nr = ne[1] * ne[2];
+
+        // sum, sum_rows, mean, cumsum
+        {
+            double total = 0;
+            double * rs = malloc(sizeof(double) * (size_t) nr);
+            double * cs = malloc(sizeof(double) * (size_t) nel(a));
+            for (int64_t r = 0; r < nr; r++) {
+                double acc = 0;
+                for (int64_t i = 0; i < n0; i++) { acc += A[r * n0 + i]; cs[r * n0 + i] = acc; }
+                rs[r] = acc;
+                total += acc;
+            }
+            struct ggml_tensor * o_sum = ggml_sum(ctx, a);
+            double * got = run(ctx, o_sum, nth);
+            check_nmse("sum", o_sum, got, &total, 1e-12, nth);
+            free(got);
+            struct ggml_tensor * o_rows = ggml_sum_rows(ctx, a);
+            got = run(ctx, o_rows, nth);
+            check_nmse("sum_rows", o_rows, got, rs, 1e-12, nth);
+            free(got);
+            for (int64_t r = 0; r < nr; r++) rs[r] /= (double) n0;
+            struct ggml_tensor * o_mean = ggml_mean(ctx, a);
+            got = run(ctx, o_mean, nth);
+            check_nmse("mean", o_mean, got, rs, 1e-12, nth);
+            free(got);
+            struct ggml_tensor * o_cs = ggml_cumsum(ctx, a);
+            got = run(ctx, o_cs, nth);
+            check_nmse("cumsum", o_cs, got, cs, 1e-12, nth);
+            free(got); free(rs); free(cs);
+        }
+        // argmax (rows of a matrix), argsort asc/desc, top_k
+        {
+            struct ggml_tensor * m = ggml_reshape_2d(ctx, a, n0, nr);
+            double * am = malloc(sizeof(double) * (size_t) nr);
+            for (int64_t r = 0; r < nr; r++) {
+                int64_t best = 0;
+                for (int64_t i = 1; i < n0; i++) if (A[r * n0 + i] > A[r * n0 + best]) best = i;
+                am[r] = (double) best;
+            }
+            struct ggml_tensor * o_am = ggml_argmax(ctx, m);
+            double * got = run(ctx, o_am, nth);
+            check_nmse("argmax", o_am, got, am, 0.0, nth);
+            free(got); free(am);
+
+            for (int desc = 0; desc < 2; desc++) {
+                double * srt = malloc(sizeof(double) * (size_t) nel(a));
+                for (int64_t r = 0; r < nr; r++) {
+                    // selection order by repeated extreme search (values are distinct)
+                    bool * used = calloc((size_t) n0, 1);
+                    for (int64_t k = 0; k < n0; k++) {
+                        int64_t pick = -1;
+                        for (int64_t i = 0; i < n0; i++) {
+                            if (used[i]) continue;
+                            if (pick < 0 || (desc ? A[r * n0 + i] > A[r * n0 + pick] : A[r * n0 + i] < A[r * n0 + pick])) pick = i;
+                        }
+                        used[pick] = true;
+                        srt[r * n0 + k] = (double) pick;
+                    }
+                    free(used);
+                }
+                struct ggml_tensor * o_as = ggml_argsort(ctx, a, desc ? GGML_SORT_ORDER_DESC : GGML_SORT_ORDER_ASC);
+                got = run(ctx, o_as, nth);
+                check_nmse(desc ? "argsort desc" : "argsort asc", o_as, got, srt, 0.0, nth);
+                free(got);
+                if (desc) {
+                    // top_k: the set of the k largest (order not part of the contract): compare sorted sets
+                    const int k = 5;
+                    struct ggml_tensor * o_tk = ggml_top_k(ctx, a, k);
+                    got = run(ctx, o_tk, nth);
+                    bool ok = got != NULL && o_tk->ne[0] == k;
+                    for (int64_t r = 0; ok && r < nr; r++) {
+                        for (int j = 0; j < k; j++) {
+                            bool found = false;
+                            for (int jj = 0; jj < k; jj++) found |= got[r * k + jj] == srt[r * n0 + j];
+                            ok &= found;
+                        }
+                    }
+                    TH_CHECK(ok, "top_k set (nth=%d)", nth);
+                    free(got);
+                    // argsort_top_k: the first k of the descending order, in order
+                    struct ggml_tensor * o_atk = ggml_cont(ctx, ggml_argsort_top_k(ctx, a, k));
+                    got = run(ctx, o_atk, nth);
+                    ok = got != NULL;
+                    for (int64_t r = 0; ok && r < nr; r++) {
+                        for (int j = 0; j < k; j++) ok &= got[r * k + j] == srt[r * n0 + j];
+                    }
+                    TH_CHECK(ok, "argsort_top_k (nth=%d)", nth);
+                    free(got);
+                }
+                free(srt);
+            }
+        }
+        // concat along each dim, pad_ext, repeat, arange, tri
+        for (int dim = 0; dim < 4; dim++) {
+            int64_t bne[4] = { ne[0], ne[1], ne[2], ne[3] };
+            bne[dim] = 3;
+            struct ggml_tensor * b = new_input(ctx, GGML_TYPE_F32, bne, false, -1, 1);
+            double * B = to_double(b);
+            struct ggml_tensor * o = ggml_concat(ctx, a, b, dim);
+            double * ref = malloc(sizeof(double) * (size_t) nel(o));
+            for (int64_t i3 = 0; i3 < o->ne[3]; i3++) for (int64_t i2 = 0; i2 < o->ne[2]; i2++)
+            for (int64_t i1 = 0; i1 < o->ne[1]; i1++) for (int64_t i0 = 0; i0 < o->ne[0]; i0++) {
+                int64_t cc[4] = { i0, i1, i2, i3 };
+                if (cc[dim] < a->ne[dim]) {
+                    ref[IDX(o, i0, i1, i2, i3)] = A[IDX(a, cc[0], cc[1], cc[2], cc[3])];
+                } else {
+                    cc[dim] -= a->ne[dim];
+                    ref[IDX(o, i0, i1, i2, i3)] = B[IDX(b, cc[0], cc[1], cc[2], cc[3])];
+                }
+            }
+            double * got = run(ctx, o, nth);
+            char what[32];
+            snprintf(what, sizeof(what), "concat dim %d", dim);
+            check_nmse(what, o, got, ref, 0.0, nth);
+            free(B); free(ref); free(got);
+        }
+        {
+            struct ggml_tensor * o = ggml_pad_ext(ctx, a, 1, 2, 0, 3, 2, 0, 0, 1);
+            double * ref = calloc((size_t) nel(o), sizeof(double));
+            for (int64_t i2 = 0; i2 < ne[2]; i2++) for (int64_t i1 = 0; i1 < ne[1]; i1++)
+            for (int64_t i0 = 0; i0 < ne[0]; i0++) ref[IDX(o, i0 + 1, i1, i2 + 2, 0)] = A[IDX(a, i0, i1, i2, 0)];
+            double * got = run(ctx, o, nth);
+            check_nmse("pad_ext", o, got, ref, 0.0, nth);
+            free(ref); free(got);
+        }
+        {
+            const int64_t sne[4] = { 5, 1, 2, 1 };
+            struct ggml_tensor * s = new_input(ctx, GGML_TYPE_F32, sne, false, -1, 1);
+            double * S = to_double(s);
+            struct ggml_tensor * o = ggml_repeat_4d(ctx, s, 10, 3, 4, 2);
+            double * ref = malloc(sizeof(double) * (size_t) nel(o));
+            for (int64_t i3 = 0; i3 < 2; i3++) for (int64_t i2 = 0; i2 < 4; i2++)
+            for (int64_t i1 = 0; i1 < 3; i1++) for (int64_t i0 = 0; i0 < 10; i0++)
+                ref[IDX(o, i0, i1, i2, i3)] = S[IDX(s, i0 % 5, 0, i2 % 2, 0)];
+            double * got = run(ctx, o, nth);
+            check_nmse("repeat", o, got, ref, 0.0, nth);
+            free(S); free(ref); free(got);
+        }
+        {
+            struct ggml_tensor * o = ggml_roll(ctx, a, 5, -2, 1, 0);
+            double * ref = malloc(sizeof(double) * (size_t) nel(o));
+            for (int64_t i2 = 0; i2 < ne[2]; i2++) for (int64_t i1 = 0; i1 < ne[1]; i1++)
+            for (int64_t i0 = 0; i0 < ne[0]; i0++) {
+                ref[IDX(o, (i0 + 5) % ne[0], (i1 - 2 + ne[1]) % ne[1], (i2 + 1) % ne[2], 0)] = A[IDX(a, i0, i1, i2, 0)];
+            }
+            double * got = run(ctx, o, nth);
+            check_nmse("roll", o, got, ref, 0.0, nth);
+            free(ref); free(got);
+        }
+        {
+            struct ggml_tensor * o = ggml_arange(ctx, -2.0f, 3.0f, 0.5f);
+            double ref[10];
+            for (int i = 0; i < 10; i++) ref[i] = -2.0 + 0.5 * i;
+            TH_CHECK(o->ne[0] == 10, "arange length %" PRId64, o->ne[0]);
+            double * got = run(ctx, o, nth);
+            check_nmse("arange", o, got, ref, 0.0, nth);
+            free(got);
+        }
+        for (int type = 0; type < 4; type++) {
+            struct ggml_tensor * sq = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 6, 6);
+            fill(sq, 1, 2);
+            double * S = to_double(sq);
+            struct ggml_tensor * o = ggml_tri(ctx, sq, (enum ggml_tri_type) type);
+            double ref[36];
+            for (int i1 = 0; i1 < 6; i1++) for (int i0 = 0; i0 < 6; i0++) {
+                const bool keep = type == 0 ? i0 >= i1 : type == 1 ? i0 > i1 : type == 2 ? i0 <= i1 : i0 < i1;
+                ref[i1 * 6 + i0] = keep ? S[i1 * 6 + i0] : 0.0;
+            }
+            double * got = run(ctx, o, nth);
+            check_nmse("tri", o, got, ref, 0.0, nth);
+            free(S); free(got);
+        }
+        {
+            struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 50);
+            struct ggml_tensor * y = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 50);
+            int64_t eq = 0;
+            for (int i = 0; i < 50; i++) {
+                ((int32_t *) x->data)[i] = (int32_t) (rng_next() % 4);
+                ((int32_t *) y->data)[i] = (int32_t) (rng_next() % 4);
+                eq += ((int32_t *) x->data)[i] == ((int32_t *) y->data)[i];
+            }
+            struct ggml_tensor * o = ggml_count_equal(ctx, x, y);
+            double ref = (double) eq;
+            double * got = run(ctx, o, nth);
+            check_nmse("count_equal", o, got, &ref, 0.0, nth);
+            free(got);
+        }
+        free(A);
+        ggml_free(ctx);
+    }
+}
+
+// ---- graph API, selection, errors ------------------------------------------------------------------------
+
+static bool abort_after_first(void * data) {
+    int * calls = data;
+    return ++*calls >= 1;
+}
+
+static void test_graph_api(void) {
+    struct ggml_context * ctx = new_ctx(16);
+    struct ggml_tensor * a = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    struct ggml_tensor * b = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 4);
+    ggml_set_name(a, "a");
+    ggml_set_name(b, "b");
+    for (int i = 0; i < 4; i++) { ((float *) a->data)[i] = (float) i; ((float *) b->data)[i] = 10.0f; }
+    struct ggml_tensor * s = ggml_add(ctx, a, b);
+    struct ggml_tensor * v = ggml_reshape_2d(ctx, s, 2, 2);
+    struct ggml_tensor * m = ggml_mul(ctx, v, v);
+    ggml_set_name(m, "m");
+    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, 16, false);
+    TH_CHECK(gf != NULL, "new_graph_custom");
+    ggml_build_forward_expand(gf, m);
+    TH_CHECK(ggml_graph_n_nodes(gf) == 3, "n_nodes %d", ggml_graph_n_nodes(gf));
+    TH_CHECK(ggml_graph_node(gf, -1) == m && ggml_graph_node(gf, 0) == s, "node order");
+    TH_CHECK(ggml_graph_get_tensor(gf, "a") == a && ggml_graph_get_tensor(gf, "m") == m, "get_tensor");
+    TH_CHECK(ggml_graph_size(gf) == 16, "graph size");
+    ggml_build_forward_expand(gf, m); // idempotent
+    TH_CHECK(ggml_graph_n_nodes(gf) == 3, "expand twice");
+    TH_CHECK(ggml_graph_compute_with_ctx(ctx, gf, 2) == GGML_STATUS_SUCCESS, "compute_with_ctx");
+    bool ok = true;
+    for (int i = 0; i < 4; i++) ok &= ((float *) m->data)[i] == (10.0f + i) * (10.0f + i);
+    TH_CHECK(ok, "add -> reshape -> mul values");
+
+    struct ggml_cgraph * g2 = ggml_graph_dup(ctx, gf, false);
+    TH_CHECK(g2 && ggml_graph_n_nodes(g2) == 3 && ggml_graph_node(g2, -1) == m, "graph_dup");
+    ggml_graph_clear(g2);
+    TH_CHECK(ggml_graph_n_nodes(g2) == 0, "graph_clear");
+    TH_CHECK(ggml_graph_overhead() > ggml_graph_overhead_custom(16, false), "graph overhead");
+
+    // build_forward_select: only the chosen branch runs; the other stays untouched
+    struct ggml_tensor * br0 = ggml_scale(ctx, a, 2.0f);
+    struct ggml_tensor * br1 = ggml_scale(ctx, a, 3.0f);
+    for (int i = 0; i < 4; i++) { ((float *) br0->data)[i] = -7.0f; ((float *) br1->data)[i] = -7.0f; }
+    struct ggml_cgraph * g3 = ggml_new_graph(ctx);
+    struct ggml_tensor * branches[2] = { br0, br1 };
+    struct ggml_tensor * sel = ggml_build_forward_select(g3, branches, 2, 1);
+    TH_CHECK(sel == br1 && ggml_graph_n_nodes(g3) == 2, "select keeps both branches in the graph");
+    TH_CHECK(ggml_graph_compute_with_ctx(ctx, g3, 2) == GGML_STATUS_SUCCESS, "select compute");
+    TH_CHECK(((float *) br1->data)[3] == 9.0f && ((float *) br0->data)[3] == -7.0f, "only the selected branch ran");
+
+    // a long chain must not overflow the stack while expanding
+    struct ggml_tensor * chain = a;
+    const int depth = 20000;
+    for (int i = 0; i < depth; i++) chain = ggml_scale(ctx, chain, 1.0f);
+    struct ggml_cgraph * g4 = ggml_new_graph_custom(ctx, depth + 8, false);
+    ggml_build_forward_expand(g4, chain);
+    TH_CHECK(ggml_graph_n_nodes(g4) == depth, "deep chain n_nodes %d", ggml_graph_n_nodes(g4));
+
+    // unsupported node: compute fails cleanly
+    struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 2, 3);
+    struct ggml_tensor * pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+    memset(pos->data, 0, 12);
+    fill(x, -1, 1);
+    struct ggml_tensor * mr = ggml_rope_ext(ctx, x, pos, NULL, 8, GGML_ROPE_TYPE_MROPE, 0, 10000, 1, 0, 1, 0, 0);
+    struct ggml_cgraph * g5 = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g5, mr);
+    TH_CHECK(ggml_graph_compute_with_ctx(ctx, g5, 1) == GGML_STATUS_FAILED, "unsupported op -> GGML_STATUS_FAILED");
+
+    // missing work buffer
+    struct ggml_tensor * w = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 32, 4);
+    fill(w, -1, 1);
+    struct ggml_tensor * y = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 32, 2);
+    fill(y, -1, 1);
+    struct ggml_cgraph * g6 = ggml_new_graph(ctx);
+    ggml_build_forward_expand(g6, ggml_mul_mat(ctx, w, y));
+    struct ggml_cplan plan = ggml_graph_plan(g6, 2, NULL);
+    TH_CHECK(plan.work_size > 0, "f16 mul_mat needs a work buffer");
+    TH_CHECK(ggml_graph_compute(g6, &plan) == GGML_STATUS_FAILED, "NULL work_data -> GGML_STATUS_FAILED");
+
+    // abort callback
+    int calls = 0;
+    plan.work_data = malloc(plan.work_size);
+    plan.abort_callback = abort_after_first;
+    plan.abort_callback_data = &calls;
+    TH_CHECK(ggml_graph_compute(g6, &plan) == GGML_STATUS_ABORTED, "abort callback -> GGML_STATUS_ABORTED");
+    free(plan.work_data);
+
+    // element access helpers
+    struct ggml_tensor * e = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 3, 2);
+    ggml_set_f32(e, 1.5f);
+    ggml_set_f32_nd(e, 2, 1, 0, 0, -4.0f);
+    TH_CHECK(ggml_get_f32_1d(e, 0) == 1.5f && ggml_get_f32_1d(e, 5) == -4.0f, "f16 element access");
+    struct ggml_tensor * ei = ggml_new_i32(ctx, 7);
+    TH_CHECK(ggml_get_i32_1d(ei, 0) == 7, "new_i32");
+    ggml_free(ctx);
+
+    // thread pool reuse across many small graphs
+    struct ggml_context * c2 = new_ctx(16);
+    struct ggml_tensor * acc = ggml_new_tensor_1d(c2, GGML_TYPE_F32, 1000);
+    ggml_set_f32(acc, 0.0f);
+    struct ggml_tensor * one = ggml_new_f32(c2, 1.0f);
+    struct ggml_cgraph * g7 = ggml_new_graph(c2);
+    ggml_build_forward_expand(g7, ggml_add1_inplace(c2, acc, one));
+    struct ggml_cplan p7 = ggml_graph_plan(g7, 4, g_pool);
+    bool all_ok = true;
+    for (int it = 0; it < 200; it++) all_ok &= ggml_graph_compute(g7, &p7) == GGML_STATUS_SUCCESS;
+    TH_CHECK(all_ok && ggml_get_f32_1d(acc, 999) == 200.0f && ggml_get_f32_1d(acc, 0) == 200.0f,
+             "200 graphs on a persistent pool: %g", (double) ggml_get_f32_1d(acc, 999));
+    ggml_free(c2);
+}
+
+// ---- llama.cpp kernel checks (reference/synthetic/kernels) -------------------------------------------------
+
+// value of "key": "..." (string) or "key": [a, b] at or after p; NULL when absent
+static const char * json_find(const char * p, const char * key) {
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\"", key);
+    const char * q = strstr(p, pat);
+    if (!q) return NULL;
+    q += strlen(pat);
+    while (*q == ' ' || *q == ':') q++;
+    return q;
+}
+
+static void json_str(const char * v, char * out, size_t n) {
+    out[0] = '\0';
+    if (!v || *v != '"') return;
+    v++;
+    size_t i = 0;
+    while (*v && *v != '"' && i + 1 < n) out[i++] = *v++;
+    out[i] = '\0';
+}
+
+static void * read_all(const char * path, size_t * n) {
+    return th_read_file(path, n);
+}
+
+static void test_kernel_checks(void) {
+    const char * index_path = th_data_path("reference/synthetic/index.json");
+    if (!th_require_file(index_path)) {
+        return;
+    }
+    size_t n = 0;
+    char * js = read_all(index_path, &n);
+    TH_CHECK(js != NULL, "read %s", index_path);
+    if (!js) return;
+    const char * p = strstr(js, "\"kernel_checks\"");
+    TH_CHECK(p != NULL, "kernel_checks in index.json");
+    int n_checked = 0;
+    while (p && (p = json_find(p, "source_file")) != NULL) {
+        char src[256], tensor[128], xfile[256], mvfile[256];
+        json_str(p, src, sizeof(src));
+        json_str(json_find(p, "tensor"), tensor, sizeof(tensor));
+        json_str(json_find(p, "x_file"), xfile, sizeof(xfile));
+        json_str(json_find(p, "matvec_file"), mvfile, sizeof(mvfile));
+        p++;
+
+        const char * model_path = th_data_path("models/synthetic/%s", src);
+        if (!th_require_file(model_path)) continue;
+        struct gguf_init_params gp = { true, NULL };
+        struct gguf_context * g = gguf_init_from_file(model_path, gp);
+        TH_CHECK(g != NULL, "gguf open %s", model_path);
+        if (!g) continue;
+        const int64_t tid = gguf_find_tensor(g, tensor);
+        TH_CHECK(tid >= 0, "%s in %s", tensor, src);
+        if (tid < 0) { gguf_free(g); continue; }
+        const enum ggml_type type = gguf_get_tensor_type(g, tid);
+        const size_t off = gguf_get_data_offset(g) + gguf_get_tensor_offset(g, tid);
+        gguf_free(g);
+
+        size_t nx = 0, nmv = 0;
+        float * x  = read_all(th_data_path("reference/synthetic/%s", xfile), &nx);
+        float * mv = read_all(th_data_path("reference/synthetic/%s", mvfile), &nmv);
+        TH_CHECK(x && mv, "read %s / %s", xfile, mvfile);
+        if (!x || !mv) { free(x); free(mv); continue; }
+        const int64_t ne0 = (int64_t) (nx / sizeof(float));
+        const int64_t ne1 = (int64_t) (nmv / sizeof(float));
+
+        struct ggml_context * ctx = new_ctx(64);
+        struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, ne0, ne1);
+        FILE * f = fopen(model_path, "rb");
+        bool read_ok = f && fseek(f, (long) off, SEEK_SET) == 0 && fread(w->data, 1, ggml_nbytes(w), f) == ggml_nbytes(w);
+        if (f) fclose(f);
+        TH_CHECK(read_ok, "read tensor data of %s", tensor);
+        struct ggml_tensor * xt = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, ne0);
+        memcpy(xt->data, x, sizeof(float) * (size_t) ne0);
+        struct ggml_tensor * y = ggml_mul_mat(ctx, w, xt);
+        double * got = read_ok && ggml_cpu_get_kernels(type)->vec_dot ? run(ctx, y, 1) : NULL;
+        double max_rel = INFINITY;
+        if (got) {
+            double max_abs_y = 0, max_diff = 0;
+            for (int64_t i = 0; i < ne1; i++) {
+                max_abs_y = fmax(max_abs_y, fabs(mv[i]));
+                max_diff  = fmax(max_diff, fabs(got[i] - mv[i]));
+            }
+            max_rel = max_diff / max_abs_y;
+        }
+        TH_CHECK(max_rel <= 1e-5, "kernel check %s %s (%s): max |ours - llama.cpp| / max |y| = %.3g", src, tensor,
+                 ggml_type_name(type), max_rel);
+        n_checked++;
+        free(got); free(x); free(mv);
+        ggml_free(ctx);
+    }
+    TH_CHECK(n_checked > 0, "no kernel checks found");
+    printf("kernel checks against llama.cpp mat-vec results: %d\n", n_checked);
+    free(js);
+}
+
+// ---- perf ------------------------------------------------------------------------------------------------
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+static int perf_main(int n_threads) {
+    // memory bandwidth: read-only sum over a buffer much larger than the caches
+    const size_t nb = (size_t) 512 << 20;
+    float * buf = malloc(nb);
+    if (!buf) return 1;
+    memset(buf, 1, nb);
+    double best_bw = 0;
+    for (int it = 0; it < 3; it++) {
+        const double t0 = now_s();
+        float acc = 0;
+        for (size_t i = 0; i < nb / sizeof(float); i += 16) acc += buf[i];
+        const double t1 = now_s();
+        best_bw = fmax(best_bw, (double) nb / (t1 - t0) / 1e9);
+        if (acc == 12345.0f) printf(" ");
+    }
+    free(buf);
+    printf("single-thread streaming read: %.1f GB/s (strided read touches every cache line)\n", best_bw);
+
+    const enum ggml_type types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16, GGML_TYPE_F32 };
+    const int64_t cols[] = { 1, 8, 512 };
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+    struct ggml_threadpool * tp = ggml_threadpool_new(&tpp);
+    printf("%-6s %5s %10s %10s %10s   (%d threads, W 4096x4096)\n", "type", "N", "ms", "GFLOP/s", "GB/s(W)", n_threads);
+    for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+        if (ggml_cpu_get_kernels(types[t])->vec_dot == NULL) {
+            printf("%-6s: no kernel\n", ggml_type_name(types[t]));
+            continue;
+        }
+        for (size_t c = 0; c < 3; c++) {
+            struct ggml_context * ctx = new_ctx(256 + 64);
+            struct ggml_tensor * w = ggml_new_tensor_2d(ctx, types[t], 4096, 4096);
+            struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4096, cols[c]);
+            rng_seed(1);
+            fill(w, -1, 1);
+            fill(x, -1, 1);
+            struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
+            struct ggml_cgraph * gf = ggml_new_graph(ctx);
+            ggml_build_forward_expand(gf, y);
+            struct ggml_cplan plan = ggml_graph_plan(gf, n_threads, tp);
+            plan.work_data = malloc(plan.work_size + 1);
+            ggml_graph_compute(gf, &plan); // warm up
+            const int reps = cols[c] >= 512 ? 1 : 10;
+            const double t0 = now_s();
+            for (int r = 0; r < reps; r++) ggml_graph_compute(gf, &plan);
+            const double dt = (now_s() - t0) / reps;
+            const double flop = 2.0 * 4096.0 * 4096.0 * (double) cols[c];
+            printf("%-6s %5" PRId64 " %10.3f %10.1f %10.1f\n", ggml_type_name(types[t]), cols[c], dt * 1e3,
+                   flop / dt / 1e9, (double) ggml_nbytes(w) / dt / 1e9);
+            free(plan.work_data);
+            ggml_free(ctx);
+        }
+    }
+    ggml_threadpool_free(tp);
+    return 0;
+}
+
+int main(int argc, char ** argv) {
+    ggml_cpu_init();
+    if (argc > 1 && strcmp(argv[1], "perf") == 0) {
+        return perf_main(argc > 2 ? atoi(argv[2]) : 2);
+    }
+    printf("ISA: %s\n", ggml_cpu_isa_name(ggml_cpu_isa_active()));
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(4);
+    g_pool = ggml_threadpool_new(&tpp);
+    TH_CHECK(g_pool != NULL, "threadpool_new");
+
+    test_graph_api();
+    test_binary();
+    test_unary();
+    test_map_ops();
+    test_glu();
+    test_norm();
+    test_rope();
+    test_soft_max();
+    test_mul_mat();
+    test_mul_mat_id();
+    test_flash_attn();
+    test_get_rows();
+    test_set_rows();
+    test_cpy();
+    test_reduce_sort_layout();
+    test_kernel_checks();
+
+    ggml_threadpool_free(g_pool);
+    return th_finish();
+}
