@@ -1538,6 +1538,29 @@ bool llama_vocab_get_add_bos(const struct llama_vocab * vocab) { return vocab &&
 bool llama_vocab_get_add_eos(const struct llama_vocab * vocab) { return vocab && vocab->add_eos; }
 bool llama_vocab_get_add_sep(const struct llama_vocab * vocab) { return vocab && vocab->add_sep; }
 
+// deprecated names
+int32_t llama_n_vocab(const struct llama_vocab * vocab) { return llama_vocab_n_tokens(vocab); }
+const char * llama_token_get_text(const struct llama_vocab * vocab, llama_token token) { return llama_vocab_get_text(vocab, token); }
+float llama_token_get_score(const struct llama_vocab * vocab, llama_token token) { return llama_vocab_get_score(vocab, token); }
+enum llama_token_attr llama_token_get_attr(const struct llama_vocab * vocab, llama_token token) { return llama_vocab_get_attr(vocab, token); }
+bool llama_token_is_eog(const struct llama_vocab * vocab, llama_token token) { return llama_vocab_is_eog(vocab, token); }
+bool llama_token_is_control(const struct llama_vocab * vocab, llama_token token) { return llama_vocab_is_control(vocab, token); }
+llama_token llama_token_bos(const struct llama_vocab * vocab) { return llama_vocab_bos(vocab); }
+llama_token llama_token_eos(const struct llama_vocab * vocab) { return llama_vocab_eos(vocab); }
+llama_token llama_token_eot(const struct llama_vocab * vocab) { return llama_vocab_eot(vocab); }
+llama_token llama_token_cls(const struct llama_vocab * vocab) { return llama_vocab_bos(vocab); }
+llama_token llama_token_sep(const struct llama_vocab * vocab) { return llama_vocab_sep(vocab); }
+llama_token llama_token_nl (const struct llama_vocab * vocab) { return llama_vocab_nl(vocab); }
+llama_token llama_token_pad(const struct llama_vocab * vocab) { return llama_vocab_pad(vocab); }
+bool llama_add_bos_token(const struct llama_vocab * vocab) { return llama_vocab_get_add_bos(vocab); }
+bool llama_add_eos_token(const struct llama_vocab * vocab) { return llama_vocab_get_add_eos(vocab); }
+llama_token llama_token_fim_pre(const struct llama_vocab * vocab) { return llama_vocab_fim_pre(vocab); }
+llama_token llama_token_fim_suf(const struct llama_vocab * vocab) { return llama_vocab_fim_suf(vocab); }
+llama_token llama_token_fim_mid(const struct llama_vocab * vocab) { return llama_vocab_fim_mid(vocab); }
+llama_token llama_token_fim_pad(const struct llama_vocab * vocab) { return llama_vocab_fim_pad(vocab); }
+llama_token llama_token_fim_rep(const struct llama_vocab * vocab) { return llama_vocab_fim_rep(vocab); }
+llama_token llama_token_fim_sep(const struct llama_vocab * vocab) { return llama_vocab_fim_sep(vocab); }
+
 enum llama_vocab_pre_type llama_vocab_get_pre_type(const struct llama_vocab * vocab) {
     return vocab ? vocab->pre_type : LLAMA_VOCAB_PRE_TYPE_DEFAULT;
 }

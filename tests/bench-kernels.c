@@ -1,9 +1,12 @@
 // Throughput of the CPU kernels on the active ISA (GGML_CPU_ISA selects another), not a test:
-//   - read bandwidth of this machine, measured here: a STREAM-like sum over a 1 GiB array, best of 5;
+//   - read bandwidth of this machine, measured here: a STREAM-like sum over a 1 GiB array, best of 5 (plain
+//     64-bit loads and the F32 dot kernel's vector loads; the faster counts);
 //   - matvec (4096 x 4096 weights, one column) per type on 1 and 2 threads: GB/s of weights and GFLOP/s,
 //     "hot" (one matrix, cache-resident when small) and "stream" (cycling through copies of the matrix that
 //     together exceed the caches, as token generation does with a model's weights);
-//   - batches of 8 and 512 columns (weights reused from cache across columns): GFLOP/s.
+//   - batches of 8 and 512 columns (weights reused from cache across columns): GFLOP/s with vec_dot per
+//     column, and with the batched vec_dot_mc where the type has one ("mc").
+// Numbers are only meaningful on an otherwise idle machine (the threads spin while they wait).
 // usage: bench-kernels [types,comma,separated] [threads]   (default: a standard set, threads 1 and 2)
 #include "ggml-cpu/ggml-cpu-kernels.h"
 #include "ggml.h"
@@ -295,7 +298,7 @@ static void bench_type(enum ggml_type type, const int * threads, int n_threads_c
             for (int mc = 0; mc <= (k->vec_dot_mc != NULL); ++mc) {
                 j.use_mc = mc != 0;
                 double best = 1e30;
-                const int reps = nc > 64 ? 2 : 5;
+                const int reps = nc > 64 ? 3 : 10;
                 for (int rep = 0; rep < reps; ++rep) {
                     const double t0 = now_s();
                     for (int c = 0; c < nc; ++c) {

@@ -515,8 +515,35 @@ static void test_ptr_map(void) {
     ggml_ptr_map_free(&m);
 }
 
+// a graph listed by hand (ggml_graph_add_node): its srcs are in neither list but still need memory
+static void test_hand_built_graph(void) {
+    struct ggml_context * ctx = new_ctx(16);
+    struct ggml_tensor * x = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8);
+    ggml_set_input(x);
+    struct ggml_tensor * v = ggml_view_1d(ctx, x, 4, 2 * sizeof(float));
+    struct ggml_tensor * y = ggml_scale(ctx, v, 3.0f);
+    struct ggml_cgraph * gf = ggml_new_graph_custom(ctx, 16, false);
+    ggml_graph_add_node(gf, v);
+    ggml_graph_add_node(gf, y);
+    ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
+    TH_CHECK(ggml_gallocr_alloc_graph(ga, gf), "alloc");
+    TH_CHECK(x->data != NULL && y->data != NULL && (char *) v->data == (char *) x->data + 2 * sizeof(float),
+             "src outside the lists allocated, view placed in it");
+    const float xv[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    ggml_backend_tensor_set(x, xv, 0, sizeof(xv));
+    ggml_backend_t cpu = ggml_backend_cpu_init();
+    TH_CHECK(ggml_backend_graph_compute(cpu, gf) == GGML_STATUS_SUCCESS, "compute");
+    float yv[4];
+    ggml_backend_tensor_get(y, yv, 0, sizeof(yv));
+    TH_CHECK(yv[0] == 9.0f && yv[3] == 18.0f, "values %g %g", yv[0], yv[3]);
+    ggml_backend_free(cpu);
+    ggml_gallocr_free(ga);
+    ggml_free(ctx);
+}
+
 int main(void) {
     test_ptr_map();
+    test_hand_built_graph();
     test_tallocr();
     test_alloc_ctx_tensors();
     test_chain_memory();

@@ -804,6 +804,7 @@ static void test_flash_attn(void) {
         { 32, 5, 17, 4, 4, 0.0f, 30.0f, true, true },
         { 64, 3, 9, 6, 3, 8.0f, 0.0f, true, false },
         { 32, 2, 12, 2, 1, 0.0f, 0.0f, false, false },
+        { 64, 9, 20, 4, 1, 0.0f, 0.0f, true, false },
     };
     for (size_t kt = 0; kt < sizeof(kv_types) / sizeof(kv_types[0]); kt++) {
         const enum ggml_type type = kv_types[kt];
@@ -1363,6 +1364,14 @@ static void test_graph_api(void) {
     for (int it = 0; it < 200; it++) all_ok &= ggml_graph_compute(g7, &p7) == GGML_STATUS_SUCCESS;
     TH_CHECK(all_ok && ggml_get_f32_1d(acc, 999) == 200.0f && ggml_get_f32_1d(acc, 0) == 200.0f,
              "200 graphs on a persistent pool: %g", (double) ggml_get_f32_1d(acc, 999));
+    // the same pool with a different thread count on every graph
+    all_ok = true;
+    for (int it = 0; it < 300; it++) {
+        p7.n_threads = 1 + it % 4;
+        all_ok &= ggml_graph_compute(g7, &p7) == GGML_STATUS_SUCCESS;
+    }
+    TH_CHECK(all_ok && ggml_get_f32_1d(acc, 999) == 500.0f && ggml_get_f32_1d(acc, 500) == 500.0f,
+             "300 graphs with 1..4 threads on one pool: %g", (double) ggml_get_f32_1d(acc, 999));
     ggml_free(c2);
 }
 

@@ -567,6 +567,19 @@ static void test_gen_model(const char * exe) {
     if (g) gguf_free(g);
     if (gv) gguf_free(gv);
 
+    // libllama loads it as the model asked for (weights and vocabulary)
+    struct llama_model_params mp = llama_model_default_params();
+    struct llama_model * model = llama_model_load_from_file(out, mp);
+    TH_CHECK(model != NULL, "llama_model_load_from_file rejects the generated model");
+    if (model) {
+        TH_CHECK(llama_model_n_embd(model) == 128 && llama_model_n_layer(model) == 3 && llama_model_n_head(model) == 4 &&
+                 llama_model_n_head_kv(model) == 2, "loaded hparams differ: embd %d layer %d head %d head_kv %d",
+                 llama_model_n_embd(model), llama_model_n_layer(model), llama_model_n_head(model),
+                 llama_model_n_head_kv(model));
+        TH_CHECK(llama_vocab_n_tokens(llama_model_get_vocab(model)) == 32000, "loaded vocabulary size");
+        llama_model_free(model);
+    }
+
     // same seed, f32: the same (f16-rounded) values; another seed: other values
     const char * out32 = tmp_path("gen32.gguf");
     snprintf(cmd, sizeof(cmd), "'%s' -o '%s' --vocab-from '%s' --n-embd 128 --n-layer 3 --n-head 4 --n-head-kv 2 "

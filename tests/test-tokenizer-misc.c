@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdint.h>
 
 static struct llama_vocab * load_vocab(const char * rel) {
@@ -378,10 +379,63 @@ static void test_bad_input(const char * rel) {
     llama_vocab_free(v);
 }
 
+
+// the vocabulary is read-only after loading: threads tokenizing at once get the single-thread ids
+struct mt_job {
+    const struct llama_vocab * v;
+    const char * text;
+    size_t len;
+    const int32_t * expect;
+    int32_t n_expect;
+    int mismatches;
+};
+
+static void * mt_worker(void * arg) {
+    struct mt_job * j = (struct mt_job *) arg;
+    for (int r = 0; r < 20; ++r) {
+        int32_t n = 0;
+        int32_t * t = tokenize(j->v, j->text, j->len, true, true, &n);
+        if (n != j->n_expect || memcmp(t, j->expect, (size_t) n * sizeof(int32_t)) != 0) {
+            j->mismatches++;
+        }
+        free(t);
+    }
+    return NULL;
+}
+
+static void test_threads(const char * rel) {
+    struct llama_vocab * v = load_vocab(rel);
+    if (!v) return;
+    char text[8192];
+    uint32_t seed = 99;
+    size_t off = 0;
+    while (off + 64 < sizeof(text)) {
+        off += random_text(&seed, text + off, 64);
+    }
+    int32_t n = 0;
+    int32_t * expect = tokenize(v, text, off, true, true, &n);
+    struct mt_job jobs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; ++i) {
+        jobs[i] = (struct mt_job) { v, text, off, expect, n, 0 };
+        pthread_create(&th[i], NULL, mt_worker, &jobs[i]);
+    }
+    int bad = 0;
+    for (int i = 0; i < 4; ++i) {
+        pthread_join(th[i], NULL);
+        bad += jobs[i].mismatches;
+    }
+    TH_CHECK(bad == 0 && n > 0, "%s: 4 threads x 20 runs agree with one thread (%d mismatches)", rel, bad);
+    free(expect);
+    llama_vocab_free(v);
+}
+
 int main(void) {
     test_stories_and_synthetic();
     test_kjv();
     test_splitters_vs_pcre2();
+    test_threads("models/vocab/ggml-vocab-deepseek-llm.gguf");
+    test_threads("models/vocab/ggml-vocab-llama-spm.gguf");
     static const char * vocabs[] = {
         "models/vocab/ggml-vocab-llama-spm.gguf", "models/vocab/ggml-vocab-gpt-2.gguf",
         "models/vocab/ggml-vocab-bert-bge.gguf", "models/vocab/ggml-vocab-deepseek-llm.gguf",

@@ -31,3 +31,11 @@ endif()
 if (TARGET llama-static)
     llama_test(NAME test-tokenizer-synth SOURCES test-tokenizer-synth.c LIBS llama-static ggml-static LABELS tokenizer)
 endif()
+
+# llama-tokenize prints llama.cpp's ids for the KJV prompt (../shared/reference/kjv/README.md)
+if (TARGET llama-tokenize)
+    add_test(NAME test-llama-tokenize COMMAND sh -c
+        "\"$<TARGET_FILE:llama-tokenize>\" -m \"\${LLAMA_TEST_DATA:-${LLAMA_TEST_DATA_DEFAULT}}/models/kjv/kjv-target-f32.gguf\" -p 'In the beginning' --ids --log-disable")
+    set_tests_properties(test-llama-tokenize PROPERTIES PASS_REGULAR_EXPRESSION "^\\[1, 1025, 261, 1921, 1286\\]\n$"
+                                                        LABELS tokenizer)
+endif()

@@ -164,11 +164,9 @@ struct tensor_state {
     bool   owned;      // the plan frees this memory after the last use (false once passed on in place)
 };
 
-// where one tensor of the graph goes (kept per node/leaf so alloc_graph can apply it)
+// the buffer of one node/leaf in the last plan (alloc_graph re-plans a reserved multi-buffer graph with it)
 struct tensor_place {
-    int    buffer_id;
-    size_t offset;
-    bool   planned;    // false: pre-allocated, a view, or otherwise not placed by the plan
+    int buffer_id;
 };
 
 struct ggml_gallocr {
@@ -470,8 +468,8 @@ static int id_or_zero(const int * ids, int i) {
     return ids != NULL ? ids[i] : 0;
 }
 
-// plans graph; on success the per-buffer high-water marks are in galloc->dyn and the places in
-// node_places/leaf_places
+// plans graph; on success the per-buffer high-water marks are in galloc->dyn, each tensor's place in its
+// state (galloc->map / states) and the buffer ids in node_places/leaf_places
 static bool gallocr_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph, const int * node_buffer_ids,
                          const int * leaf_buffer_ids) {
     galloc->have_plan = false;
@@ -604,20 +602,12 @@ static bool gallocr_plan(ggml_gallocr_t galloc, struct ggml_cgraph * graph, cons
         }
     }
 
-    // record the places
+    // remember the buffer of each node and leaf (the ids asked for)
     for (int i = 0; i < graph->n_nodes; i++) {
-        struct ggml_tensor * node = graph->nodes[i];
-        struct tensor_state * st = gallocr_state(galloc, node);
-        galloc->node_places[i].buffer_id = st->buffer_id;
-        galloc->node_places[i].offset    = st->offset;
-        galloc->node_places[i].planned   = st->allocated && !tensor_is_external(node) && node->view_src == NULL;
+        galloc->node_places[i].buffer_id = id_or_zero(node_buffer_ids, i);
     }
     for (int i = 0; i < graph->n_leafs; i++) {
-        struct ggml_tensor * leaf = graph->leafs[i];
-        struct tensor_state * st = gallocr_state(galloc, leaf);
-        galloc->leaf_places[i].buffer_id = st->buffer_id;
-        galloc->leaf_places[i].offset    = st->offset;
-        galloc->leaf_places[i].planned   = st->allocated && !tensor_is_external(leaf) && leaf->view_src == NULL;
+        galloc->leaf_places[i].buffer_id = id_or_zero(leaf_buffer_ids, i);
     }
     galloc->n_nodes   = graph->n_nodes;
     galloc->n_leafs   = graph->n_leafs;
@@ -683,7 +673,9 @@ bool ggml_gallocr_reserve(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
     return ggml_gallocr_reserve_n(galloc, graph, NULL, NULL);
 }
 
-static bool gallocr_init_tensor(ggml_gallocr_t galloc, struct ggml_tensor * t, const struct tensor_place * place) {
+// gives t the memory the plan chose (views: their source's memory); tensors the plan did not place keep
+// what they have
+static bool gallocr_init_tensor(ggml_gallocr_t galloc, struct ggml_tensor * t) {
     if (t->view_src != NULL) {
         if (t->buffer == NULL) {
             if (t->view_src->buffer == NULL) {
@@ -694,34 +686,50 @@ static bool gallocr_init_tensor(ggml_gallocr_t galloc, struct ggml_tensor * t, c
         }
         return true;
     }
-    if (t->data != NULL || t->buffer != NULL || place == NULL || !place->planned) {
+    if (t->data != NULL || t->buffer != NULL) {
         return true;
     }
-    ggml_backend_buffer_t buffer = galloc->buffers[gallocr_canonical_id(galloc, place->buffer_id)];
-    void * addr = (char *) ggml_backend_buffer_get_base(buffer) + place->offset;
+    const size_t slot = ggml_ptr_map_find(&galloc->map, t);
+    if (galloc->map.keys[slot] != t || !galloc->states[slot].allocated) {
+        return true;
+    }
+    const struct tensor_state * st = &galloc->states[slot];
+    ggml_backend_buffer_t buffer = galloc->buffers[gallocr_canonical_id(galloc, st->buffer_id)];
+    void * addr = (char *) ggml_backend_buffer_get_base(buffer) + st->offset;
     return ggml_backend_tensor_alloc(buffer, t, addr) == GGML_STATUS_SUCCESS;
 }
 
-// allocates graph with the current plan (which must match its shape)
+// assigns the memory of the plan just made for graph (the plan's states are still in the map)
 static bool gallocr_apply(ggml_gallocr_t galloc, struct ggml_cgraph * graph) {
-    // leafs first: views among the nodes may refer to them
+    // leafs first (views among the nodes may refer to them), then nodes in order; srcs outside both lists
+    // (hand-built graphs) before the node that reads them
     for (int i = 0; i < graph->n_leafs; i++) {
         struct ggml_tensor * leaf = graph->leafs[i];
-        if (leaf->view_src != NULL) {
-            continue;
-        }
-        if (!gallocr_init_tensor(galloc, leaf, &galloc->leaf_places[i])) {
+        if (leaf->view_src != NULL && !gallocr_init_tensor(galloc, leaf->view_src)) {
             return false;
         }
-    }
-    for (int i = 0; i < graph->n_leafs; i++) {
-        struct ggml_tensor * leaf = graph->leafs[i];
-        if (leaf->view_src != NULL && !gallocr_init_tensor(galloc, leaf, &galloc->leaf_places[i])) {
+        if (!gallocr_init_tensor(galloc, leaf)) {
             return false;
         }
     }
     for (int i = 0; i < graph->n_nodes; i++) {
-        if (!gallocr_init_tensor(galloc, graph->nodes[i], &galloc->node_places[i])) {
+        struct ggml_tensor * node = graph->nodes[i];
+        for (int j = 0; j < GGML_MAX_SRC; j++) {
+            struct ggml_tensor * src = node->src[j];
+            if (src == NULL) {
+                continue;
+            }
+            if (src->view_src != NULL && !gallocr_init_tensor(galloc, src->view_src)) {
+                return false;
+            }
+            if (!gallocr_init_tensor(galloc, src)) {
+                return false;
+            }
+        }
+        if (node->view_src != NULL && !gallocr_init_tensor(galloc, node->view_src)) {
+            return false;
+        }
+        if (!gallocr_init_tensor(galloc, node)) {
             return false;
         }
     }

@@ -796,8 +796,6 @@ struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor
     GGML_ASSERT(c->ne[3] == 1);
     GGML_ASSERT(b->type == GGML_TYPE_F32);
     GGML_ASSERT(c->type == GGML_TYPE_I64 || c->type == GGML_TYPE_I32);
-    GGML_ASSERT(ggml_is_contiguous_rows(a));
-    GGML_ASSERT(ggml_is_contiguous_rows(b));
     struct ggml_tensor * r = ggml_view_tensor(ctx, a);
     RETURN_IF_NULL(r);
     r->op     = GGML_OP_SET_ROWS;

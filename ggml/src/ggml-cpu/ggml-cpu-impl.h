@@ -63,6 +63,10 @@ void ggml_cpu_forward_custom   (const struct ggml_compute_params * params, struc
 
 // ---- small shared helpers ----
 
+#define FA_QB 4 // query rows per flash-attention task
+// per-thread scratch bytes of flash attention
+size_t ggml_cpu_fa_scratch_size(int64_t DK, int64_t DV, size_t q_row_size);
+
 // converts n elements (n a multiple of the block size for quantized types) of a row to floats. src_nb0 is
 // the element stride (ignored for quantized rows, which are always contiguous). Returns a pointer to the
 // floats: src itself when it already is a contiguous F32 row, otherwise tmp.

@@ -9,6 +9,7 @@
 #include "ggml.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -19,8 +20,10 @@ extern "C" {
 typedef void (*ggml_cpu_vec_dot_t)(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
                                    const void * GGML_RESTRICT y);
 
-// converts k floats (k a multiple of the block size) to a row of this type; bit-identical to the reference
-// quantizer of ggml-quants.c for every ISA
+// converts k floats (k a multiple of the block size) to a row of this type, with the same bytes on every ISA.
+// Storage formats (Q4_0 .. IQ4_XS) and Q8_K use the reference quantizer of ggml-quants.c; the activation
+// formats Q8_0/Q8_1 follow llama.cpp's x86 CPU backend (scale 127/amax, round half to even), whose results
+// differ from the reference quantizer at ties; F16/BF16 round to nearest even.
 typedef void (*ggml_cpu_from_float_t)(const float * GGML_RESTRICT x, void * GGML_RESTRICT y, int64_t k);
 
 // optional batched form: one row x of this type against nc (1..GGML_CPU_MC_MAX) rows of vec_dot_type at

@@ -31,7 +31,7 @@ struct ggml_threadpool {
     pthread_mutex_t mutex;
     pthread_cond_t  cond;
 
-    atomic_int  n_graph;          // bumped for every graph; workers wake up when it changes
+    atomic_int  n_graph;          // (graph count << 16) | n_threads of that graph; workers wake when it changes
     atomic_int  n_barrier;        // threads arrived at the current barrier
     atomic_int  n_barrier_passed; // barrier generation
     atomic_int  current_chunk;    // dynamic work distribution inside a node (reset at each barrier)
@@ -43,7 +43,6 @@ struct ggml_threadpool {
     struct ggml_cplan  * cplan;
 
     int          n_threads_max;
-    atomic_int   n_threads_cur;
     uint32_t     poll;
     enum ggml_status ec;
 
@@ -149,12 +148,12 @@ static void compute_forward(const struct ggml_compute_params * params, struct gg
     }
 }
 
-static void compute_thread(struct ggml_threadpool * tp, int ith) {
+static void compute_thread(struct ggml_threadpool * tp, int ith, int nth) {
     const struct ggml_cgraph * cgraph = tp->cgraph;
     const struct ggml_cplan  * cplan  = tp->cplan;
     const struct ggml_compute_params params = {
         .ith        = ith,
-        .nth        = atomic_load(&tp->n_threads_cur),
+        .nth        = nth,
         .wsize      = cplan->work_size,
         .wdata      = cplan->work_data,
         .threadpool = tp,
@@ -201,9 +200,12 @@ static void * worker_main(void * arg) {
         if (atomic_load(&tp->stop)) {
             break;
         }
+        // one snapshot says which graph this is and how many threads it uses: a worker that was idle for
+        // the previous graph must not mistake the next graph's thread count for the previous one's
         last_graph = atomic_load(&tp->n_graph);
-        if (w->ith < atomic_load(&tp->n_threads_cur)) {
-            compute_thread(tp, w->ith);
+        const int nth = last_graph & 0xffff;
+        if (w->ith < nth) {
+            compute_thread(tp, w->ith, nth);
         }
     }
     return NULL;
@@ -251,7 +253,6 @@ struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * par
     atomic_init(&tp->stop, false);
     atomic_init(&tp->pause, params->paused);
     atomic_init(&tp->abort, 0);
-    atomic_init(&tp->n_threads_cur, params->n_threads);
     tp->n_threads_max = params->n_threads;
     tp->poll          = params->poll > 100 ? 100 : params->poll;
     tp->ec            = GGML_STATUS_SUCCESS;
@@ -398,7 +399,6 @@ enum ggml_status ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cpl
         n_threads = tp->n_threads_max;
     }
 
-    atomic_store(&tp->n_threads_cur, n_threads);
     atomic_store(&tp->abort, 0);
     atomic_store(&tp->current_chunk, 0);
     atomic_store(&tp->pause, false);
@@ -408,11 +408,12 @@ enum ggml_status ggml_graph_compute(struct ggml_cgraph * cgraph, struct ggml_cpl
 
     if (n_threads > 1) {
         pthread_mutex_lock(&tp->mutex);
-        atomic_fetch_add(&tp->n_graph, 1);
+        const int count = ((atomic_load(&tp->n_graph) >> 16) + 1) & 0x7fff;
+        atomic_store(&tp->n_graph, (count << 16) | n_threads);
         pthread_cond_broadcast(&tp->cond);
         pthread_mutex_unlock(&tp->mutex);
     }
-    compute_thread(tp, 0);
+    compute_thread(tp, 0, n_threads);
 
     const enum ggml_status ec = tp->ec;
     if (disposable) {
@@ -607,8 +608,7 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
             const struct ggml_tensor * v = node->src[2];
             const struct ggml_cpu_type_kernels * kk = ggml_cpu_get_kernels(k->type);
             const enum ggml_type qt = kk->vec_dot_type == GGML_TYPE_COUNT ? GGML_TYPE_F32 : kk->vec_dot_type;
-            const size_t per = pad_cl(ggml_row_size(qt, s0->ne[0])) + pad_cl(sizeof(float) * (size_t) (v->ne[0] * 2 + s0->ne[0]));
-            return nth * per;
+            return nth * ggml_cpu_fa_scratch_size(s0->ne[0], v->ne[0], ggml_row_size(qt, s0->ne[0]));
         }
         case GGML_OP_SOFT_MAX:
         case GGML_OP_ROPE:

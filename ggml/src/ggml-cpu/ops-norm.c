@@ -1,4 +1,5 @@
-// NORM (mean/variance), RMS_NORM and L2_NORM along rows; sums accumulate in double like ggml.
+// NORM (mean/variance), RMS_NORM and L2_NORM along rows. Squares are taken in float and summed in double,
+// the same rounding as ggml's CPU backend.
 
 #include "ggml-cpu-impl.h"
 
@@ -28,7 +29,7 @@ void ggml_cpu_forward_norm(const struct ggml_compute_params * params, struct ggm
             for (int64_t i = 0; i < ne00; i++) {
                 const float v = X(i) - mean;
                 Y(i) = v;
-                sum2 += (double) v * (double) v;
+                sum2 += (double) (v * v);
             }
             const float variance = (float) (sum2 / (double) ne00);
             const float scale = 1.0f / sqrtf(variance + eps);
@@ -38,7 +39,7 @@ void ggml_cpu_forward_norm(const struct ggml_compute_params * params, struct ggm
         } else {
             double sum = 0.0;
             for (int64_t i = 0; i < ne00; i++) {
-                sum += (double) X(i) * (double) X(i);
+                sum += (double) (X(i) * X(i));
             }
             float scale;
             if (dst->op == GGML_OP_RMS_NORM) {

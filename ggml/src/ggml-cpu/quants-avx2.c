@@ -205,32 +205,63 @@ static void from_float_bf16(const float * GGML_RESTRICT x, void * GGML_RESTRICT 
 
 // ---- 32-element blocks ---------------------------------------------------------------------------------------
 
-static void vec_dot_q4_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
+// One weight row against NC activation rows (NC a compile-time constant after inlining): the row is unpacked
+// once and every column goes through exactly the operations of the single-column kernel (which is NC = 1).
+#define MC_INLINE static inline __attribute__((always_inline))
+#define MC_DISPATCH(impl, n, s, x, y, by, nc)            \
+    switch (nc) {                                         \
+        case 1:  impl(n, s, x, y, by, 1); break;          \
+        case 2:  impl(n, s, x, y, by, 2); break;          \
+        case 3:  impl(n, s, x, y, by, 3); break;          \
+        default: impl(n, s, x, y, by, 4); break;          \
+    }
+
+MC_INLINE void q4_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                         const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q4_0 * GGML_RESTRICT x = vx;
-    const block_q8_0 * GGML_RESTRICT y = vy;
     const int nb = n / QK8_0;
     const __m256i off = _mm256_set1_epi8(8);
-    __m256 acc0 = _mm256_setzero_ps();
-    __m256 acc1 = _mm256_setzero_ps();
+    __m256 acc0[GGML_CPU_MC_MAX], acc1[GGML_CPU_MC_MAX];
+    for (int c = 0; c < nc; ++c) {
+        acc0[c] = _mm256_setzero_ps();
+        acc1[c] = _mm256_setzero_ps();
+    }
     int i = 0;
     for (; i + 1 < nb; i += 2) {
         const __m256i qx0 = _mm256_sub_epi8(nibbles_32(x[i].qs), off);
         const __m256i qx1 = _mm256_sub_epi8(nibbles_32(x[i + 1].qs), off);
-        const __m256i p0 = dot_ss8(qx0, _mm256_loadu_si256((const __m256i *) y[i].qs));
-        const __m256i p1 = dot_ss8(qx1, _mm256_loadu_si256((const __m256i *) y[i + 1].qs));
-        const __m256 d0 = _mm256_set1_ps(f16_to_f32(x[i].d) * f16_to_f32(y[i].d));
-        const __m256 d1 = _mm256_set1_ps(f16_to_f32(x[i + 1].d) * f16_to_f32(y[i + 1].d));
-        acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(d1, _mm256_cvtepi32_ps(p1), acc1);
+        // the sign trick's |x| is shared by all columns
+        const __m256i ax0 = _mm256_sign_epi8(qx0, qx0), ax1 = _mm256_sign_epi8(qx1, qx1);
+        const float dx0 = f16_to_f32(x[i].d), dx1 = f16_to_f32(x[i + 1].d);
+        for (int c = 0; c < nc; ++c) {
+            const block_q8_0 * y = (const block_q8_0 *) ((const char *) vy + c * by);
+            const __m256i p0 = dot_us8(ax0, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) y[i].qs), qx0));
+            const __m256i p1 = dot_us8(ax1, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) y[i + 1].qs), qx1));
+            acc0[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx0 * f16_to_f32(y[i].d)), _mm256_cvtepi32_ps(p0), acc0[c]);
+            acc1[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx1 * f16_to_f32(y[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1[c]);
+        }
     }
     for (; i < nb; ++i) {
         const __m256i qx = _mm256_sub_epi8(nibbles_32(x[i].qs), off);
-        const __m256i p  = dot_ss8(qx, _mm256_loadu_si256((const __m256i *) y[i].qs));
-        const __m256 d = _mm256_set1_ps(f16_to_f32(x[i].d) * f16_to_f32(y[i].d));
-        acc0 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc0);
+        for (int c = 0; c < nc; ++c) {
+            const block_q8_0 * y = (const block_q8_0 *) ((const char *) vy + c * by);
+            const __m256i p = dot_ss8(qx, _mm256_loadu_si256((const __m256i *) y[i].qs));
+            acc0[c] = _mm256_fmadd_ps(_mm256_set1_ps(f16_to_f32(x[i].d) * f16_to_f32(y[i].d)), _mm256_cvtepi32_ps(p), acc0[c]);
+        }
     }
-    *s = hsum_f32_8(_mm256_add_ps(acc0, acc1));
+    for (int c = 0; c < nc; ++c) {
+        s[c] = hsum_f32_8(_mm256_add_ps(acc0[c], acc1[c]));
+    }
+}
+
+static void vec_dot_q4_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                              const void * GGML_RESTRICT vy) {
+    q4_0_impl(n, s, vx, vy, 0, 1);
+}
+
+static void vec_dot_mc_q4_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
+    MC_DISPATCH(q4_0_impl, n, s, vx, vy, by, nc)
 }
 
 static void vec_dot_q4_1_q8_1(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
@@ -430,40 +461,62 @@ static inline int k4_msum(uint64_t mn, const int16_t * bsums) {
     return hsum_i32_8(_mm256_madd_epi16(mm, _mm256_loadu_si256((const __m256i *) bsums)));
 }
 
-static void vec_dot_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
+MC_INLINE void q4_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                         const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q4_K * GGML_RESTRICT x = vx;
-    const block_q8_K * GGML_RESTRICT y = vy;
     const int nb = n / QK_K;
     __m256i one[8];
     for (int k = 0; k < 8; ++k) {
         one[k] = one_ctrl(k);
     }
     const __m256i m4 = _mm256_set1_epi8(0x0f);
-    float sumf = 0.0f;
+    float sumf[GGML_CPU_MC_MAX] = { 0.0f };
     for (int i = 0; i < nb; ++i) {
         uint64_t sc64, mn64;
         ggml_cpu_k4_scales_u64(x[i].scales, &sc64, &mn64);
-        const int msum = k4_msum(mn64, y[i].bsums);
         // scales as int16 in both 128-bit lanes; scale k is spread over all lanes by one[k]
         const __m128i s16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long) sc64));
         const __m256i sc2 = _mm256_broadcastsi128_si256(s16);
-        __m256i acc = _mm256_setzero_si256();
+        __m256i acc[GGML_CPU_MC_MAX];
+        for (int c = 0; c < nc; ++c) {
+            acc[c] = _mm256_setzero_si256();
+        }
         for (int j = 0; j < 4; ++j) {
             const __m256i q   = _mm256_loadu_si256((const __m256i *) (x[i].qs + 32 * j));
-            const __m256i ylo = _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j));
-            const __m256i yhi = _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j + 32));
-            const __m256i plo = _mm256_maddubs_epi16(_mm256_and_si256(q, m4), ylo);
-            const __m256i phi = _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), yhi);
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(plo, _mm256_shuffle_epi8(sc2, one[2 * j])));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(phi, _mm256_shuffle_epi8(sc2, one[2 * j + 1])));
+            const __m256i qlo = _mm256_and_si256(q, m4);
+            const __m256i qhi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i slo = _mm256_shuffle_epi8(sc2, one[2 * j]);
+            const __m256i shi = _mm256_shuffle_epi8(sc2, one[2 * j + 1]);
+            for (int c = 0; c < nc; ++c) {
+                const block_q8_K * y = (const block_q8_K *) ((const char *) vy + c * by);
+                const __m256i plo = _mm256_maddubs_epi16(qlo, _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j)));
+                const __m256i phi = _mm256_maddubs_epi16(qhi, _mm256_loadu_si256((const __m256i *) (y[i].qs + 64 * j + 32)));
+                acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(plo, slo));
+                acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(phi, shi));
+            }
         }
-        const int isum = hsum_i32_8(acc);
-        const float dall = y[i].d * f16_to_f32(x[i].d);
-        const float dmin = y[i].d * f16_to_f32(x[i].dmin);
-        sumf += dall * (float) isum - dmin * (float) msum;
+        for (int c = 0; c < nc; ++c) {
+            const block_q8_K * y = (const block_q8_K *) ((const char *) vy + c * by);
+            const int msum = k4_msum(mn64, y[i].bsums);
+            const int isum = hsum_i32_8(acc[c]);
+            const float dall = y[i].d * f16_to_f32(x[i].d);
+            const float dmin = y[i].d * f16_to_f32(x[i].dmin);
+            sumf[c] += dall * (float) isum - dmin * (float) msum;
+        }
     }
-    *s = sumf;
+    for (int c = 0; c < nc; ++c) {
+        s[c] = sumf[c];
+    }
+}
+
+static void vec_dot_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                              const void * GGML_RESTRICT vy) {
+    q4_K_impl(n, s, vx, vy, 0, 1);
+}
+
+static void vec_dot_mc_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
+    MC_DISPATCH(q4_K_impl, n, s, vx, vy, by, nc)
 }
 
 static void vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
@@ -508,26 +561,28 @@ static void vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_
     *s = sumf;
 }
 
-static void vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
+MC_INLINE void q6_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                         const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q6_K * GGML_RESTRICT x = vx;
-    const block_q8_K * GGML_RESTRICT y = vy;
     const int nb = n / QK_K;
     const __m256i m4 = _mm256_set1_epi8(0x0f);
     const __m256i m3 = _mm256_set1_epi8(3);
     const __m256i ctrl[4] = { pair_ctrl(0), pair_ctrl(1), pair_ctrl(2), pair_ctrl(3) };
-    float sumf = 0.0f;
+    float sumf[GGML_CPU_MC_MAX] = { 0.0f };
     for (int i = 0; i < nb; ++i) {
         // stored values are u - 32 with u in 0..63: take u and remove 32*sum(y) with the bsums
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) x[i].scales));
-        const __m256i bs   = _mm256_loadu_si256((const __m256i *) y[i].bsums);
-        __m256i acc = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
+        __m256i acc[GGML_CPU_MC_MAX];
+        for (int c = 0; c < nc; ++c) {
+            const block_q8_K * y = (const block_q8_K *) ((const char *) vy + c * by);
+            const __m256i bs = _mm256_loadu_si256((const __m256i *) y[i].bsums);
+            acc[c] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, bs), 5));
+        }
         for (int half = 0; half < 2; ++half) {
             const __m256i ql0 = _mm256_loadu_si256((const __m256i *) (x[i].ql + 64 * half));
             const __m256i ql1 = _mm256_loadu_si256((const __m256i *) (x[i].ql + 64 * half + 32));
             const __m256i qh  = _mm256_loadu_si256((const __m256i *) (x[i].qh + 32 * half));
             const __m256i sh = lane_dup(sc16, half);
-            const int8_t * q8 = y[i].qs + 128 * half;
             const __m256i v1 = _mm256_or_si256(_mm256_and_si256(ql0, m4),
                                                _mm256_slli_epi16(_mm256_and_si256(qh, m3), 4));
             const __m256i v2 = _mm256_or_si256(_mm256_and_si256(ql1, m4),
@@ -536,19 +591,40 @@ static void vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_
                                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m3), 4));
             const __m256i v4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
                                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m3), 4));
-            const __m256i p1 = _mm256_maddubs_epi16(v1, _mm256_loadu_si256((const __m256i *) (q8 +  0)));
-            const __m256i p2 = _mm256_maddubs_epi16(v2, _mm256_loadu_si256((const __m256i *) (q8 + 32)));
-            const __m256i p3 = _mm256_maddubs_epi16(v3, _mm256_loadu_si256((const __m256i *) (q8 + 64)));
-            const __m256i p4 = _mm256_maddubs_epi16(v4, _mm256_loadu_si256((const __m256i *) (q8 + 96)));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sh, ctrl[0])));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p2, _mm256_shuffle_epi8(sh, ctrl[1])));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p3, _mm256_shuffle_epi8(sh, ctrl[2])));
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(p4, _mm256_shuffle_epi8(sh, ctrl[3])));
+            const __m256i s1 = _mm256_shuffle_epi8(sh, ctrl[0]), s2 = _mm256_shuffle_epi8(sh, ctrl[1]);
+            const __m256i s3 = _mm256_shuffle_epi8(sh, ctrl[2]), s4 = _mm256_shuffle_epi8(sh, ctrl[3]);
+            for (int c = 0; c < nc; ++c) {
+                const block_q8_K * y = (const block_q8_K *) ((const char *) vy + c * by);
+                const int8_t * q8 = y[i].qs + 128 * half;
+                const __m256i p1 = _mm256_maddubs_epi16(v1, _mm256_loadu_si256((const __m256i *) (q8 +  0)));
+                const __m256i p2 = _mm256_maddubs_epi16(v2, _mm256_loadu_si256((const __m256i *) (q8 + 32)));
+                const __m256i p3 = _mm256_maddubs_epi16(v3, _mm256_loadu_si256((const __m256i *) (q8 + 64)));
+                const __m256i p4 = _mm256_maddubs_epi16(v4, _mm256_loadu_si256((const __m256i *) (q8 + 96)));
+                acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(p1, s1));
+                acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(p2, s2));
+                acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(p3, s3));
+                acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(p4, s4));
+            }
         }
-        const int isum = hsum_i32_8(acc);
-        sumf += (y[i].d * f16_to_f32(x[i].d)) * (float) isum;
+        for (int c = 0; c < nc; ++c) {
+            const block_q8_K * y = (const block_q8_K *) ((const char *) vy + c * by);
+            const int isum = hsum_i32_8(acc[c]);
+            sumf[c] += (y[i].d * f16_to_f32(x[i].d)) * (float) isum;
+        }
     }
-    *s = sumf;
+    for (int c = 0; c < nc; ++c) {
+        s[c] = sumf[c];
+    }
+}
+
+static void vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                              const void * GGML_RESTRICT vy) {
+    q6_K_impl(n, s, vx, vy, 0, 1);
+}
+
+static void vec_dot_mc_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
+    MC_DISPATCH(q6_K_impl, n, s, vx, vy, by, nc)
 }
 
 static void vec_dot_iq4_xs_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
@@ -662,6 +738,9 @@ void ggml_cpu_kernels_fill_avx2(struct ggml_cpu_type_kernels * t) {
     t[GGML_TYPE_Q8_K].from_float = from_float_q8_K;
 
     t[GGML_TYPE_Q4_0].vec_dot   = vec_dot_q4_0_q8_0;
+    t[GGML_TYPE_Q4_0].vec_dot_mc = vec_dot_mc_q4_0_q8_0;
+    t[GGML_TYPE_Q4_K].vec_dot_mc = vec_dot_mc_q4_K_q8_K;
+    t[GGML_TYPE_Q6_K].vec_dot_mc = vec_dot_mc_q6_K_q8_K;
     t[GGML_TYPE_Q4_1].vec_dot   = vec_dot_q4_1_q8_1;
     t[GGML_TYPE_Q5_0].vec_dot   = vec_dot_q5_0_q8_0;
     t[GGML_TYPE_Q5_1].vec_dot   = vec_dot_q5_1_q8_1;

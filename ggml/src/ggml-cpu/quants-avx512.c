@@ -529,42 +529,65 @@ static void vec_dot_mc_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GG
     MC_DISPATCH(q4_K_impl, n, s, vx, vy, by, nc)
 }
 
-static void vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
+MC_INLINE void q5_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                         const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q5_K * GGML_RESTRICT x = vx;
-    const block_q8_K * GGML_RESTRICT y = vy;
     const int nb = n / QK_K;
     const __m512i m4  = _mm512_set1_epi8(0x0f);
     const __m512i b16 = _mm512_set1_epi8(16);
     const __m512i idx[4] = { pair_index(0), pair_index(2), pair_index(4), pair_index(6) };
-    __m512 accf = _mm512_setzero_ps();
-    __m256 accm = _mm256_setzero_ps();
+    __m512 accf[GGML_CPU_MC_MAX];
+    __m256 accm[GGML_CPU_MC_MAX];
+    for (int c = 0; c < nc; ++c) {
+        accf[c] = _mm512_setzero_ps();
+        accm[c] = _mm256_setzero_ps();
+    }
     for (int i = 0; i < nb; ++i) {
         uint64_t sc, mn;
         ggml_cpu_k4_scales_u64(x[i].scales, &sc, &mn);
-        const __m256i msum = k4_mins_bsums(mn, y[i].bsums);
         const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long) sc)));
         const __m256i qh  = _mm256_loadu_si256((const __m256i *) x[i].qh);
         // qh twice; sub-block 2j takes bit 2j of the first copy, 2j+1 takes bit 2j+1 of the second
         const __m512i qh2 = _mm512_inserti64x4(_mm512_castsi256_si512(qh), qh, 1);
-        __m512i acc = _mm512_setzero_si512();
+        __m512i acc[GGML_CPU_MC_MAX];
+        for (int c = 0; c < nc; ++c) {
+            acc[c] = _mm512_setzero_si512();
+        }
         for (int j = 0; j < 4; ++j) {
             const __m256i t = _mm256_loadu_si256((const __m256i *) (x[i].qs + 32 * j));
             const __m512i q = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1), m4);
             const __m512i bits = _mm512_inserti64x4(_mm512_set1_epi8((char) (1 << (2 * j))),
                                                     _mm256_set1_epi8((char) (1 << (2 * j + 1))), 1);
-            const __mmask64 hm = _mm512_test_epi8_mask(qh2, bits);
-            const __m512i v  = _mm512_mask_add_epi8(q, hm, q, b16);
-            const __m512i yy = _mm512_loadu_si512((const void *) (y[i].qs + 64 * j));
-            const __m512i p  = _mm512_maddubs_epi16(v, yy);
-            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(p, _mm512_permutexvar_epi16(idx[j], sc16)));
+            const __m512i v  = _mm512_mask_add_epi8(q, _mm512_test_epi8_mask(qh2, bits), q, b16);
+            const __m512i sv = _mm512_permutexvar_epi16(idx[j], sc16);
+            for (int c = 0; c < nc; ++c) {
+                const block_q8_K * yc = (const block_q8_K *) ((const char *) vy + c * by);
+                const __m512i p = _mm512_maddubs_epi16(v, _mm512_loadu_si512((const void *) (yc[i].qs + 64 * j)));
+                acc[c] = _mm512_add_epi32(acc[c], _mm512_madd_epi16(p, sv));
+            }
         }
-        const float dall = y[i].d * f16_to_f32(x[i].d);
-        const float dmin = y[i].d * f16_to_f32(x[i].dmin);
-        accf = _mm512_fmadd_ps(_mm512_set1_ps(dall), _mm512_cvtepi32_ps(acc), accf);
-        accm = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(msum), accm);
+        for (int c = 0; c < nc; ++c) {
+            const block_q8_K * yc = (const block_q8_K *) ((const char *) vy + c * by);
+            const __m256i msum = k4_mins_bsums(mn, yc[i].bsums);
+            const float dall = yc[i].d * f16_to_f32(x[i].d);
+            const float dmin = yc[i].d * f16_to_f32(x[i].dmin);
+            accf[c] = _mm512_fmadd_ps(_mm512_set1_ps(dall), _mm512_cvtepi32_ps(acc[c]), accf[c]);
+            accm[c] = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(msum), accm[c]);
+        }
     }
-    *s = _mm512_reduce_add_ps(accf) - hsum_f32_8(accm);
+    for (int c = 0; c < nc; ++c) {
+        s[c] = _mm512_reduce_add_ps(accf[c]) - hsum_f32_8(accm[c]);
+    }
+}
+
+static void vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                              const void * GGML_RESTRICT vy) {
+    q5_K_impl(n, s, vx, vy, 0, 1);
+}
+
+static void vec_dot_mc_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
+    MC_DISPATCH(q5_K_impl, n, s, vx, vy, by, nc)
 }
 
 MC_INLINE void q6_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
@@ -736,6 +759,7 @@ void ggml_cpu_kernels_fill_avx512(struct ggml_cpu_type_kernels * t) {
     t[GGML_TYPE_Q4_0].vec_dot_mc = vec_dot_mc_q4_0_q8_0;
     t[GGML_TYPE_Q8_0].vec_dot_mc = vec_dot_mc_q8_0_q8_0;
     t[GGML_TYPE_Q4_K].vec_dot_mc = vec_dot_mc_q4_K_q8_K;
+    t[GGML_TYPE_Q5_K].vec_dot_mc = vec_dot_mc_q5_K_q8_K;
     t[GGML_TYPE_Q6_K].vec_dot_mc = vec_dot_mc_q6_K_q8_K;
     t[GGML_TYPE_IQ4_XS].vec_dot = vec_dot_iq4_xs_q8_K;
 }

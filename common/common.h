@@ -1,0 +1,340 @@
+// common: what the programs share on top of llama.h: common_params (llama.cpp's fields and defaults),
+// the bridge to llama_model_params / llama_context_params, model+context setup, and token/batch helpers.
+//
+// Strings in common_params are owned (malloc'd) by the struct: set them with common_params_set_str and
+// release everything with common_params_free.
+#pragma once
+
+#include "llama.h"
+#include "log.h"
+#include "sampling-params.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LLAMA_C_BUILD_NUMBER 1
+#define LLAMA_C_COMMIT       "unknown"
+
+//
+// CPU utils
+//
+
+struct common_cpu_params {
+    int32_t n_threads;                      // -1 = resolved to common_cpu_get_num_math() by the parser
+    bool    cpumask[GGML_MAX_N_THREADS];    // CPU affinity mask
+    bool    mask_valid;                     // false = any CPU
+    enum ggml_sched_priority priority;      // 0 normal .. 3 realtime
+    bool    strict_cpu;                     // strict CPU placement
+    uint32_t poll;                          // busy-wait level 0..100
+};
+
+// physical cores (hyper-threads counted once); at least 1
+int32_t common_cpu_get_num_physical_cores(void);
+// the default thread count: physical cores
+int32_t common_cpu_get_num_math(void);
+
+//
+// Common params
+//
+
+// which program parses: selects the options that apply (an option for LLAMA_EXAMPLE_COMMON applies to all)
+enum llama_example {
+    LLAMA_EXAMPLE_BATCHED,
+    LLAMA_EXAMPLE_DEBUG,
+    LLAMA_EXAMPLE_COMMON,
+    LLAMA_EXAMPLE_SPECULATIVE,
+    LLAMA_EXAMPLE_COMPLETION,
+    LLAMA_EXAMPLE_CLI,
+    LLAMA_EXAMPLE_EMBEDDING,
+    LLAMA_EXAMPLE_PERPLEXITY,
+    LLAMA_EXAMPLE_RETRIEVAL,
+    LLAMA_EXAMPLE_PASSKEY,
+    LLAMA_EXAMPLE_IMATRIX,
+    LLAMA_EXAMPLE_BENCH,
+    LLAMA_EXAMPLE_SERVER,
+    LLAMA_EXAMPLE_CVECTOR_GENERATOR,
+    LLAMA_EXAMPLE_EXPORT_LORA,
+    LLAMA_EXAMPLE_MTMD,
+    LLAMA_EXAMPLE_LOOKUP,
+    LLAMA_EXAMPLE_PARALLEL,
+    LLAMA_EXAMPLE_TTS,
+    LLAMA_EXAMPLE_DIFFUSION,
+    LLAMA_EXAMPLE_FINETUNE,
+    LLAMA_EXAMPLE_FIT_PARAMS,
+    LLAMA_EXAMPLE_RESULTS,
+    LLAMA_EXAMPLE_EXPORT_GRAPH_OPS,
+    LLAMA_EXAMPLE_DOWNLOAD,
+    LLAMA_EXAMPLE_TOKENIZE,
+
+    LLAMA_EXAMPLE_COUNT,
+};
+
+enum common_conversation_mode {
+    COMMON_CONVERSATION_MODE_DISABLED = 0,
+    COMMON_CONVERSATION_MODE_ENABLED  = 1,
+    COMMON_CONVERSATION_MODE_AUTO     = 2,
+};
+
+enum common_speculative_type {
+    COMMON_SPECULATIVE_TYPE_NONE,          // no speculative decoding
+    COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE,  // standalone draft model
+    COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3,
+    COMMON_SPECULATIVE_TYPE_DRAFT_MTP,
+    COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE,  // self-speculative decoding from n-grams
+    COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K,
+    COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V,
+    COMMON_SPECULATIVE_TYPE_NGRAM_MOD,
+    COMMON_SPECULATIVE_TYPE_NGRAM_CACHE,   // 3-level n-gram cache (llama-lookup)
+    COMMON_SPECULATIVE_TYPE_COUNT
+};
+
+// "none", "draft-simple", ... ; NULL for an out-of-range value
+const char * common_speculative_type_to_str(enum common_speculative_type type);
+// COMMON_SPECULATIVE_TYPE_COUNT when the name is unknown
+enum common_speculative_type common_speculative_type_from_str(const char * name);
+
+struct common_params_model {
+    char * path;     // local path (owned)
+    char * url;      // not supported here (no network); kept for compatibility (owned)
+    char * hf_repo;  // idem (owned)
+    char * hf_file;  // idem (owned)
+};
+
+#define COMMON_SPEC_TYPES_MAX 8
+
+// draft-model speculative decoding parameters
+struct common_params_speculative_draft {
+    int32_t n_max;          // 3: maximum number of tokens to draft
+    int32_t n_min;          // 0: minimum number of draft tokens
+    float   p_split;        // 0.1: split probability
+    float   p_min;          // 0.0: minimum draft probability (greedy)
+    bool    backend_sampling; // true: draft sampling on the backend
+
+    struct common_params_model mparams; // -md
+
+    int32_t n_gpu_layers;   // -1 = default
+    int32_t n_ctx;          // 0 = same as the target
+    enum ggml_type cache_type_k;
+    enum ggml_type cache_type_v;
+
+    struct common_cpu_params cpuparams;       // -td
+    struct common_cpu_params cpuparams_batch; // -tbd
+};
+
+struct common_params_speculative_ngram {
+    uint16_t size_n;   // 12: n-gram size for lookup
+    uint16_t size_m;   // 48: m-gram size for drafted tokens
+    uint16_t min_hits; // 1
+};
+
+struct common_params_speculative {
+    int32_t n_types;
+    enum common_speculative_type types[COMMON_SPEC_TYPES_MAX]; // { NONE }
+
+    struct common_params_speculative_draft draft;
+    struct common_params_speculative_ngram ngram_simple;
+
+    char * lookup_cache_static;  // -lcs (owned)
+    char * lookup_cache_dynamic; // -lcd (owned)
+};
+
+struct common_params {
+    int32_t n_predict;             // -1: max new tokens, -1 = no limit
+    int32_t n_ctx;                 // 0: context size, 0 = from the model
+    int32_t n_batch;               // 2048: logical batch size
+    int32_t n_ubatch;              // 512: physical batch size
+    int32_t n_keep;                // 0: tokens kept from the initial prompt on context shift
+    int32_t n_chunks;              // -1: max chunks (perplexity), -1 = all
+    int32_t n_parallel;            // 1: parallel sequences
+    bool    n_parallel_explicit;   // -np was given
+    int32_t n_sequences;           // 1: sequences to decode
+    int32_t n_outputs_max;         // 0: max outputs in a batch, 0 = n_batch
+    int32_t n_outputs_max_per_seq; // 1: max outputs per sequence
+    int32_t grp_attn_n;            // 1
+    int32_t grp_attn_w;            // 512
+    int32_t n_print;               // -1
+    float   rope_freq_base;        // 0 = from model
+    float   rope_freq_scale;       // 0 = from model
+    float   yarn_ext_factor;       // -1 = from model
+    float   yarn_attn_factor;      // -1
+    float   yarn_beta_fast;        // -1
+    float   yarn_beta_slow;        // -1
+    int32_t yarn_orig_ctx;         // 0
+
+    int32_t n_gpu_layers;          // -1 = auto
+    int32_t main_gpu;              // 0
+    enum llama_split_mode split_mode; // LAYER
+
+    struct common_cpu_params cpuparams;
+    struct common_cpu_params cpuparams_batch;
+
+    ggml_backend_sched_eval_callback cb_eval;
+    void * cb_eval_user_data;
+
+    enum llama_rope_scaling_type rope_scaling_type; // UNSPECIFIED
+    enum llama_pooling_type      pooling_type;      // UNSPECIFIED
+    enum llama_attention_type    attention_type;    // UNSPECIFIED
+    enum llama_flash_attn_type   flash_attn_type;   // AUTO
+
+    struct common_params_sampling    sampling;
+    struct common_params_speculative speculative;
+
+    struct common_params_model model;
+
+    char * prompt;            // -p / -f (owned)
+    char * system_prompt;     // -sys (owned)
+    char * prompt_file;       // -f: the file name (owned)
+    char * path_prompt_cache; // --prompt-cache (owned)
+    char * input_prefix;      // --in-prefix (owned)
+    char * input_suffix;      // --in-suffix (owned)
+    char * logits_file;       // --logits-file (owned)
+
+    int32_t n_antiprompt;     // -r, owned strings
+    char ** antiprompt;
+
+    int32_t n_kv_overrides;   // --override-kv; the array ends with an entry whose key is empty
+    struct llama_model_kv_override * kv_overrides;
+
+    int32_t verbosity;        // log threshold (LOG_DEFAULT_LLAMA); -v = INT_MAX
+
+    int32_t ppl_stride;       // 0
+    int32_t ppl_output_type;  // 0
+    bool    hellaswag;
+    size_t  hellaswag_tasks;  // 400
+    bool    winogrande;
+    size_t  winogrande_tasks; // 0
+    bool    multiple_choice;
+    size_t  multiple_choice_tasks;
+    bool    kl_divergence;
+
+    bool usage;               // -h
+    bool use_color;
+    bool special;             // -sp: render special tokens
+    bool interactive;
+    bool interactive_first;
+    bool prompt_cache_all;
+    bool prompt_cache_ro;
+
+    bool escape;              // true: process \n \t ... in the prompt
+    bool multiline_input;
+    bool simple_io;
+    bool cont_batching;       // true
+    bool no_perf;             // false
+    bool show_timings;        // true
+    bool ctx_shift;           // false
+    bool swa_full;
+    bool kv_unified;
+
+    bool input_prefix_bos;
+    bool verbose_prompt;
+    bool display_prompt;      // true
+    bool no_kv_offload;
+    bool warmup;              // true
+    bool check_tensors;
+    bool no_op_offload;
+    bool no_extra_bufts;
+    bool no_host;
+    bool use_mmap;            // true
+    bool use_mlock;
+    bool single_turn;
+
+    enum ggml_type cache_type_k; // F16
+    enum ggml_type cache_type_v; // F16
+
+    enum common_conversation_mode conversation_mode; // AUTO
+
+    // embedding
+    bool    embedding;        // get only sentence embedding
+    int32_t embd_normalize;   // 2: -1 none, 0 max absolute int16, 1 taxicab, 2 euclidean, >2 p-norm
+    char *  embd_out;         // "" = plain, "array", "json", "json+" (owned)
+    char *  embd_sep;         // "\n" (owned)
+    char *  cls_sep;          // "\t" (owned)
+
+    // server
+    int32_t port;             // 8080
+    int32_t timeout_read;     // 600
+    int32_t timeout_write;    // 600
+    int32_t n_threads_http;   // -1
+    char *  hostname;         // "127.0.0.1" (owned)
+};
+
+// llama.cpp's defaults (strings that have a default are allocated)
+struct common_params common_params_default(void);
+// release every owned string/array and reset to defaults; safe on a defaults-only struct
+void common_params_free(struct common_params * params);
+// replace an owned string field (*field); value NULL clears it. false when out of memory
+bool common_params_set_str(char ** field, const char * value);
+
+// logging setup for a program: library messages go through common/log.c
+void common_init(void);
+
+// "system_info: n_threads = N (n_threads_batch = M) / T | <llama_print_system_info()>" (static buffer)
+const char * common_params_get_system_info(const struct common_params * params);
+
+struct llama_model_params   common_model_params_to_llama  (const struct common_params * params);
+struct llama_context_params common_context_params_to_llama(const struct common_params * params);
+
+// model + context built from params; on failure both are NULL and one error line was logged.
+// With params->warmup an empty run (BOS [+ EOS]) is decoded and the memory cleared again.
+struct common_init_result {
+    struct llama_model   * model;
+    struct llama_context * context;
+};
+
+struct common_init_result common_init_from_params(struct common_params * params);
+void common_init_result_free(struct common_init_result * res);
+
+//
+// Vocab utils
+//
+
+// tokens of text[0..text_len) (text_len < 0: strlen); *out is malloc'd (caller frees), *n_out its length.
+// false (and *out NULL) on error
+bool common_tokenize(const struct llama_vocab * vocab, const char * text, int32_t text_len,
+                     bool add_special, bool parse_special, llama_token ** out, int32_t * n_out);
+
+// the text of one token (malloc'd, NUL-terminated, may contain NUL bytes: *len is the length if not NULL);
+// NULL on error
+char * common_token_to_piece(const struct llama_vocab * vocab, llama_token token, bool special, int32_t * len);
+
+// text of a token sequence (malloc'd); NULL on error
+char * common_detokenize(const struct llama_vocab * vocab, const llama_token * tokens, int32_t n_tokens,
+                         bool special);
+
+//
+// Batch utils
+//
+
+void common_batch_clear(struct llama_batch * batch);
+// appends one token; the batch must have been allocated large enough (llama_batch_init)
+void common_batch_add(struct llama_batch * batch, llama_token id, llama_pos pos,
+                      const llama_seq_id * seq_ids, int32_t n_seq_ids, bool logits);
+
+//
+// Embedding utils
+//
+
+// embd_norm: -1 none, 0 max absolute (scaled to int16 range), 1 taxicab, 2 euclidean, >2 p-norm
+void  common_embd_normalize(const float * inp, float * out, int32_t n, int32_t embd_norm);
+float common_embd_similarity_cos(const float * embd1, const float * embd2, int32_t n);
+
+//
+// String / file utils
+//
+
+// processes \n \t \r \\ \' \" \xHH ... in place
+void common_string_process_escapes(char * s);
+// whole file as a NUL-terminated malloc'd buffer; NULL on error (errno kept)
+char * common_read_file(const char * path, size_t * len);
+// the ggml type for a KV-cache type name (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1);
+// GGML_TYPE_COUNT when not allowed
+enum ggml_type common_kv_cache_type_from_str(const char * name);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,61 @@
+// struct llama_context: resolved parameters, the CPU backend and scheduler, the KV cache, the output buffers
+// (logits / embeddings in batch order) and the perf counters.
+#pragma once
+
+#include "llama.h"
+#include "llama-batch.h"
+#include "llama-graph.h"
+
+#include "ggml-backend.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct llama_context {
+    const struct llama_model * model;
+    struct llama_cparams cparams;
+
+    ggml_backend_t       backend_cpu;
+    ggml_backend_sched_t sched;
+    size_t               max_nodes;
+    void *               buf_meta;      // tensor and graph headers of one ubatch graph
+    size_t               buf_meta_size;
+
+    struct llama_memory_i *   mem;
+    struct llama_batch_allocr balloc;
+
+    // outputs of the last decode, rows in batch order
+    float *   logits;                   // [n_outputs][n_vocab]
+    size_t    logits_cap;               // rows
+    float *   embd;                     // [n_outputs][n_embd]
+    size_t    embd_cap;
+    int32_t * output_ids;               // [n_batch_last] row of batch token i, -1 if it has no output
+    size_t    output_ids_cap;
+    int32_t   n_outputs;
+    int32_t   n_batch_last;
+    float *   embd_seq;                 // [n_seq_max][n_embd] pooled embeddings
+    bool *    embd_seq_ok;              // [n_seq_max]
+
+    ggml_abort_callback abort_callback;
+    void *              abort_callback_data;
+    ggml_backend_sched_eval_callback cb_eval;
+    void *                           cb_eval_user_data;
+
+    // perf
+    int64_t t_start_us;
+    int64_t t_load_us;
+    int64_t t_p_eval_us;
+    int64_t t_eval_us;
+    int32_t n_p_eval;
+    int32_t n_eval;
+    int32_t n_reused;
+};
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,40 @@
+// LLaMA: pre-norm blocks, RoPE, grouped-query attention, SiLU-gated FFN (MoE when the file has experts).
+#include "../llama-graph.h"
+#include "../llama-model.h"
+
+#include <math.h>
+
+bool llm_build_llama(struct llm_graph * g) {
+    struct ggml_context * ctx0 = g->ctx0;
+    const struct llama_hparams * hp = g->hp;
+    const uint32_t hd = hp->n_embd_head_k;
+    const float kq_scale = hp->f_attention_scale == 0.0f ? 1.0f / sqrtf((float) hd) : hp->f_attention_scale;
+
+    struct ggml_tensor * x = llm_graph_inp_embd(g);
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        const struct llama_layer * L = &g->model->layers[il];
+        struct ggml_tensor * h = llm_graph_rms_norm(g, x, L->attn_norm);
+        struct ggml_tensor * q = llm_graph_lin(g, L->wq, L->bq, h);
+        struct ggml_tensor * k = llm_graph_lin(g, L->wk, L->bk, h);
+        struct ggml_tensor * v = llm_graph_lin(g, L->wv, L->bv, h);
+        q = ggml_reshape_3d(ctx0, q, hd, llama_hparams_n_head(hp, il), g->n_tokens);
+        k = ggml_reshape_3d(ctx0, k, hd, llama_hparams_n_head_kv(hp, il), g->n_tokens);
+        v = ggml_reshape_3d(ctx0, v, hp->n_embd_head_v, llama_hparams_n_head_kv(hp, il), g->n_tokens);
+        q = llm_graph_rope(g, q, il);
+        k = llm_graph_rope(g, k, il);
+        struct ggml_tensor * a = llm_graph_attn(g, il, q, k, v, L->wo, L->bo, kq_scale);
+        x = ggml_add(ctx0, x, a);
+
+        h = llm_graph_rms_norm(g, x, L->ffn_norm);
+        struct ggml_tensor * f;
+        if (L->ffn_gate_inp) {
+            f = llm_graph_moe(g, h, L->ffn_gate_inp, L->ffn_up_exps, L->ffn_gate_exps, L->ffn_down_exps,
+                    hp->n_expert, hp->n_expert_used, true, LLM_FFN_SILU);
+        } else {
+            f = llm_graph_ffn(g, h, L->ffn_up, L->ffn_gate, L->ffn_down, LLM_FFN_SILU);
+        }
+        x = ggml_add(ctx0, x, f);
+    }
+    llm_graph_output(g, x, 0.0f);
+    return true;
+}
