@@ -59,8 +59,10 @@ extern "C" {
     GGML_BACKEND_API float   ggml_get_f32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3);
     GGML_BACKEND_API void    ggml_set_f32_nd(const struct ggml_tensor * tensor, int i0, int i1, int i2, int i3, float value);
 
-    // persistent thread pools: workers spin briefly, then sleep on a condition variable between graphs.
+    // persistent thread pools: workers spin briefly (params.poll), then sleep on a condition variable between
+    // graphs. cpumask, prio and strict_cpu are accepted but not applied (no pinning, default priority).
     // ggml_threadpool_new returns NULL (and logs) if the parameters are invalid or threads cannot start.
+    // A pool runs one graph at a time; ggml_graph_compute with cplan.threadpool == NULL uses a temporary pool.
     GGML_BACKEND_API struct ggml_threadpool *      ggml_threadpool_new           (struct ggml_threadpool_params  * params);
     GGML_BACKEND_API void                          ggml_threadpool_free          (struct ggml_threadpool * threadpool);
     GGML_BACKEND_API int                           ggml_threadpool_get_n_threads (struct ggml_threadpool * threadpool);

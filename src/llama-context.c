@@ -279,7 +279,7 @@ void llama_detach_threadpool(struct llama_context * ctx) {
 
 // ---- decode -----------------------------------------------------------------------------------------------
 
-static bool reserve_outputs(struct llama_context * ctx, size_t n_outputs, size_t n_tokens) {
+bool llama_context_reserve_outputs(struct llama_context * ctx, size_t n_outputs, size_t n_tokens) {
     const size_t n_vocab = ctx->model->hparams.n_vocab;
     const size_t n_embd  = ctx->model->hparams.n_embd;
     if (n_outputs > ctx->logits_cap) {
@@ -549,7 +549,7 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
     }
     struct llama_batch_allocr * ba = &ctx->balloc;
     const uint32_t n_outputs_all = ba->n_outputs;
-    if (!reserve_outputs(ctx, n_outputs_all, (size_t) batch.n_tokens)) {
+    if (!llama_context_reserve_outputs(ctx, n_outputs_all, (size_t) batch.n_tokens)) {
         LLAMA_LOG_ERROR("llama_decode: out of memory for %u outputs\n", n_outputs_all);
         return -3;
     }

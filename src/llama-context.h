@@ -56,6 +56,9 @@ struct llama_context {
     int32_t n_reused;
 };
 
+// grows the output buffers to n_outputs rows and the batch index map to n_tokens; false on out of memory
+bool llama_context_reserve_outputs(struct llama_context * ctx, size_t n_outputs, size_t n_tokens);
+
 #ifdef __cplusplus
 }
 #endif

@@ -920,6 +920,13 @@ static bool quant_process_tensor(struct quant_run * r, size_t i, int nthread, si
         LLAMA_LOG_ERROR("%s: writing tensor %s to %s failed: %s\n", __func__, t->name, r->tmp_name, strerror(errno));
         return false;
     }
+    // the input is read once: drop its pages so that a big model does not stay resident (whole pages only)
+    const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+    const size_t lo = (offs + page - 1) / page * page;
+    const size_t hi = (offs + nbytes) / page * page;
+    if (hi > lo) {
+        madvise((void *) (r->map + lo), hi - lo, MADV_DONTNEED);
+    }
     return true;
 }
 
@@ -1092,6 +1099,11 @@ static bool llama_model_quantize_impl(const char * fname_inp, const char * fname
             if (qt->t->ne[0] % ggml_blck_size(qt->target) != 0) {
                 LLAMA_LOG_ERROR("%s: tensor %s: rows of %" PRId64 " elements cannot be stored as %s (blocks of %" PRId64 ")\n",
                                 __func__, qt->t->name, qt->t->ne[0], ggml_type_name(qt->target), ggml_blck_size(qt->target));
+                goto done;
+            }
+            if (ggml_is_quantized(qt->t->type) && !params->allow_requantize && !params->dry_run) {
+                LLAMA_LOG_ERROR("%s: requantizing from type %s is disabled (tensor %s); use --allow-requantize\n",
+                                __func__, ggml_type_name(qt->t->type), qt->t->name);
                 goto done;
             }
             if (!params->imatrix && quant_requires_imatrix(qt->t->name, qt->target, ftype) && !params->dry_run) {

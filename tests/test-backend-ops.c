@@ -1215,6 +1215,24 @@ static void test_reduce_sort_layout(void) {
             free(ref); free(got);
         }
         {
+            // the seed's case: test_roll(3, -2, 1, -1) on a permuted {10,5,4,3} source
+            struct ggml_tensor * src = ggml_new_tensor_4d(ctx, GGML_TYPE_F32, 10, 5, 4, 3);
+            fill(src, -1, 1);
+            struct ggml_tensor * pa = ggml_permute(ctx, src, 0, 2, 1, 3);
+            double * P = to_double(pa);
+            struct ggml_tensor * o = ggml_roll(ctx, pa, 3, -2, 1, -1);
+            double * ref = malloc(sizeof(double) * (size_t) nel(o));
+            const int64_t * pn = pa->ne;
+            for (int64_t i3 = 0; i3 < pn[3]; i3++) for (int64_t i2 = 0; i2 < pn[2]; i2++)
+            for (int64_t i1 = 0; i1 < pn[1]; i1++) for (int64_t i0 = 0; i0 < pn[0]; i0++) {
+                ref[IDX(o, (i0 + 3) % pn[0], (i1 - 2 + pn[1]) % pn[1], (i2 + 1) % pn[2], (i3 - 1 + pn[3]) % pn[3])] =
+                    P[IDX(pa, i0, i1, i2, i3)];
+            }
+            double * got = run(ctx, o, nth);
+            check_nmse("roll (permuted source)", o, got, ref, 0.0, nth);
+            free(P); free(ref); free(got);
+        }
+        {
             struct ggml_tensor * o = ggml_arange(ctx, -2.0f, 3.0f, 0.5f);
             double ref[10];
             for (int i = 0; i < 10; i++) ref[i] = -2.0 + 0.5 * i;
@@ -1480,55 +1498,89 @@ static double now_s(void) {
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
-static int perf_main(int n_threads) {
-    // memory bandwidth: read-only sum over a buffer much larger than the caches
-    const size_t nb = (size_t) 512 << 20;
-    float * buf = malloc(nb);
-    if (!buf) return 1;
-    memset(buf, 1, nb);
-    double best_bw = 0;
-    for (int it = 0; it < 3; it++) {
-        const double t0 = now_s();
-        float acc = 0;
-        for (size_t i = 0; i < nb / sizeof(float); i += 16) acc += buf[i];
-        const double t1 = now_s();
-        best_bw = fmax(best_bw, (double) nb / (t1 - t0) / 1e9);
-        if (acc == 12345.0f) printf(" ");
+// reads this thread's slice of a buffer (a custom op, so the read runs on the same pool and threads as the matmuls)
+static void perf_read_slice(struct ggml_tensor * dst, const struct ggml_tensor * a, int ith, int nth, void * userdata) {
+    (void) dst;
+    const int64_t n = ggml_nelements(a);
+    const int64_t per = (n + nth - 1) / nth;
+    const int64_t i0 = per * ith;
+    const int64_t i1 = i0 + per < n ? i0 + per : n;
+    const float * x = (const float *) a->data;
+    float acc[16] = { 0 };
+    for (int64_t i = i0; i + 16 <= i1; i += 16) {
+        for (int k = 0; k < 16; k++) acc[k] += x[i + k];
     }
-    free(buf);
-    printf("single-thread streaming read: %.1f GB/s (strided read touches every cache line)\n", best_bw);
+    float t = 0;
+    for (int k = 0; k < 16; k++) t += acc[k];
+    ((float *) userdata)[ith * 16] = t;
+}
 
-    const enum ggml_type types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16, GGML_TYPE_F32 };
-    const int64_t cols[] = { 1, 8, 512 };
+static double perf_time_graph(struct ggml_cgraph * gf, int n_threads, struct ggml_threadpool * tp, int reps) {
+    struct ggml_cplan plan = ggml_graph_plan(gf, n_threads, tp);
+    plan.work_data = malloc(plan.work_size + 1);
+    ggml_graph_compute(gf, &plan); // warm up
+    double best = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        const double t0 = now_s();
+        ggml_graph_compute(gf, &plan);
+        best = fmin(best, now_s() - t0);
+    }
+    free(plan.work_data);
+    return best;
+}
+
+static int perf_main(int n_threads) {
     struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
     struct ggml_threadpool * tp = ggml_threadpool_new(&tpp);
-    printf("%-6s %5s %10s %10s %10s   (%d threads, W 4096x4096)\n", "type", "N", "ms", "GFLOP/s", "GB/s(W)", n_threads);
+
+    // memory bandwidth with the same threads: read 512 MiB
+    double bw;
+    {
+        struct ggml_context * ctx = new_ctx(512 + 16);
+        struct ggml_tensor * buf = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, (int64_t) 128 << 20);
+        memset(buf->data, 0, ggml_nbytes(buf));
+        float sink[16 * GGML_MAX_N_THREADS / 8];
+        struct ggml_tensor * rd = ggml_map_custom1_inplace(ctx, buf, perf_read_slice, GGML_N_TASKS_MAX, sink);
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        ggml_build_forward_expand(gf, rd);
+        bw = (double) ggml_nbytes(buf) / perf_time_graph(gf, n_threads, tp, 5) / 1e9;
+        ggml_free(ctx);
+    }
+    printf("memory read bandwidth (%d threads): %.1f GB/s\n", n_threads, bw);
+
+    // W 4096x4096; matvec graphs hold enough distinct W to exceed the last-level cache (>= 256 MiB)
+    const enum ggml_type types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16, GGML_TYPE_F32 };
+    const int64_t cols[] = { 1, 8, 512 };
+    printf("%-6s %5s %10s %10s %10s %8s   (%d threads, W 4096x4096)\n", "type", "N", "ms/W", "GFLOP/s", "GB/s(W)", "%bw", n_threads);
     for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
         if (ggml_cpu_get_kernels(types[t])->vec_dot == NULL) {
             printf("%-6s: no kernel\n", ggml_type_name(types[t]));
             continue;
         }
+        const size_t wbytes = ggml_row_size(types[t], 4096) * 4096;
         for (size_t c = 0; c < 3; c++) {
-            struct ggml_context * ctx = new_ctx(256 + 64);
-            struct ggml_tensor * w = ggml_new_tensor_2d(ctx, types[t], 4096, 4096);
+            const int n_w = cols[c] == 1 ? (int) ((((size_t) 256 << 20) + wbytes - 1) / wbytes) : 1;
+            struct ggml_context * ctx = new_ctx((size_t) n_w * (wbytes >> 20) + 64 + 16 * (size_t) cols[c] * 2);
             struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4096, cols[c]);
             rng_seed(1);
-            fill(w, -1, 1);
             fill(x, -1, 1);
-            struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
             struct ggml_cgraph * gf = ggml_new_graph(ctx);
-            ggml_build_forward_expand(gf, y);
-            struct ggml_cplan plan = ggml_graph_plan(gf, n_threads, tp);
-            plan.work_data = malloc(plan.work_size + 1);
-            ggml_graph_compute(gf, &plan); // warm up
-            const int reps = cols[c] >= 512 ? 1 : 10;
-            const double t0 = now_s();
-            for (int r = 0; r < reps; r++) ggml_graph_compute(gf, &plan);
-            const double dt = (now_s() - t0) / reps;
+            struct ggml_tensor * w0 = NULL;
+            for (int i = 0; i < n_w; i++) {
+                struct ggml_tensor * w = ggml_new_tensor_2d(ctx, types[t], 4096, 4096);
+                if (w0 == NULL) {
+                    fill(w, -1, 1);
+                    w0 = w;
+                } else {
+                    memcpy(w->data, w0->data, wbytes);
+                }
+                ggml_build_forward_expand(gf, ggml_mul_mat(ctx, w, x));
+            }
+            const double dt = perf_time_graph(gf, n_threads, tp, cols[c] >= 512 ? 1 : 5) / n_w;
             const double flop = 2.0 * 4096.0 * 4096.0 * (double) cols[c];
-            printf("%-6s %5" PRId64 " %10.3f %10.1f %10.1f\n", ggml_type_name(types[t]), cols[c], dt * 1e3,
-                   flop / dt / 1e9, (double) ggml_nbytes(w) / dt / 1e9);
-            free(plan.work_data);
+            const double gbs = (double) wbytes / dt / 1e9;
+            printf("%-6s %5" PRId64 " %10.3f %10.1f %10.1f %7.0f%%\n", ggml_type_name(types[t]), cols[c], dt * 1e3,
+                   flop / dt / 1e9, gbs, cols[c] == 1 ? 100.0 * gbs / bw : 0.0);
             ggml_free(ctx);
         }
     }

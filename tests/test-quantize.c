@@ -465,6 +465,11 @@ static void test_cli(const char * exe) {
     TH_CHECK(tensor_type(out, "blk.1.ffn_up.weight") == GGML_TYPE_Q4_0, "--tensor-type applied too widely");
     unlink(out);
 
+    snprintf(cmd, sizeof(cmd), "'%s' --dry-run '%s' '%s' Q4_K_M", exe, f32, out);
+    TH_CHECK(run(cmd, log) == 0 && log_has(log, "(q6_K)") && log_has(log, "quant size  =     1.98 MiB"),
+             "--dry-run did not report the Q4_K_M sizes");
+    TH_CHECK(!file_exists(out), "--dry-run wrote a file");
+
     snprintf(cmd, sizeof(cmd), "'%s'", exe);
     TH_CHECK(run(cmd, log) == 1 && log_has(log, "usage:"), "no arguments must print usage and exit 1");
     unlink(log);

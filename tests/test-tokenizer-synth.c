@@ -67,7 +67,39 @@ static void test_ugm(void) {
     const int32_t n = llama_detokenize(v, IDS(4, 5, 3, 8), buf, sizeof(buf), false, false);
     TH_CHECK(n == 4 && memcmp(buf, "ab c", 4) == 0, "UGM detokenize '%.*s'", n > 0 ? n : 0, buf);
     TH_CHECK(llama_vocab_eos(v) == 1 && llama_vocab_get_add_eos(v) && !llama_vocab_get_add_bos(v), "UGM specials");
+    // without a charsmap "A" is unknown: "▁A" -> ▁ <unk>
+    TH_CHECK(ids_are(v, "A", false, false, IDS(3, 2)), "UGM 'A' without charsmap");
     llama_vocab_free(v);
+
+    // a precompiled charsmap (XOR-compressed double array) that maps "A" to "a": root base 1; node 1^'A' = 64
+    // checks 'A', is a leaf and has base 2; node 64^2 = 66 holds the replacement offset 0 ("a\0")
+    uint32_t xcda[300] = { 0 };
+    xcda[0]  = 1u << 10;
+    xcda[64] = 0x41u | (1u << 8) | (2u << 10);
+    xcda[66] = 0;
+    uint8_t blob[4 + sizeof(xcda) + 2];
+    const uint32_t xcda_bytes = sizeof(xcda);
+    memcpy(blob, &xcda_bytes, 4);
+    memcpy(blob + 4, xcda, sizeof(xcda));
+    blob[4 + sizeof(xcda)] = 'a';
+    blob[4 + sizeof(xcda) + 1] = 0;
+    g = ugm_gguf();
+    gguf_set_arr_data(g, "tokenizer.ggml.precompiled_charsmap", GGUF_TYPE_UINT8, blob, sizeof(blob));
+    v = llama_vocab_load(g);
+    TH_CHECK(v != NULL, "UGM vocab with charsmap loads");
+    if (v) {
+        // "A" normalizes to "a": "▁a" is one token; "Ab" -> "▁ab" -> ▁a b as above
+        TH_CHECK(ids_are(v, "A", false, false, IDS(4)), "UGM charsmap 'A'");
+        TH_CHECK(ids_are(v, "Ab", false, false, IDS(4, 5)), "UGM charsmap 'Ab'");
+        llama_vocab_free(v);
+    }
+    // a charsmap whose array claims more bytes than it has is rejected
+    const uint32_t lie = 1u << 20;
+    memcpy(blob, &lie, 4);
+    gguf_set_arr_data(g, "tokenizer.ggml.precompiled_charsmap", GGUF_TYPE_UINT8, blob, sizeof(blob));
+    v = llama_vocab_load(g);
+    TH_CHECK(v == NULL, "UGM charsmap with a lying size is rejected");
+    gguf_free(g);
 }
 
 static void test_rwkv(void) {

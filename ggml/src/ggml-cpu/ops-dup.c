@@ -110,7 +110,7 @@ void ggml_cpu_forward_dup(const struct ggml_compute_params * params, struct ggml
             char       * d = row_ptr(dst, r);
             if (src->type == dst->type) {
                 if (ggml_is_quantized(src->type) || (src->nb[0] == es && dst->nb[0] == es)) {
-                    memcpy(d, s, ggml_row_size(src->type, n));
+                    memmove(d, s, ggml_row_size(src->type, n)); // d == s for in-place dups
                 } else {
                     for (int64_t i = 0; i < n; i++) {
                         memcpy(d + i * dst->nb[0], s + i * src->nb[0], es);

@@ -63,7 +63,18 @@ void ggml_cpu_forward_unary(const struct ggml_compute_params * params, struct gg
             const float * x = (const float *) s;
             float       * y = (float *) d;
             if (is_unary) {
-                for (int64_t i = 0; i < ne0; i++) { y[i] = op_unary(uop, x[i]); }
+                // the hot activations get their own loops; the rest go through the switch per element
+                switch (uop) {
+                    case GGML_UNARY_OP_SILU:
+                        for (int64_t i = 0; i < ne0; i++) { y[i] = x[i] / (1.0f + expf(-x[i])); }
+                        break;
+                    case GGML_UNARY_OP_GELU:
+                        for (int64_t i = 0; i < ne0; i++) { y[i] = ggml_cpu_gelu_f32(x[i]); }
+                        break;
+                    default:
+                        for (int64_t i = 0; i < ne0; i++) { y[i] = op_unary(uop, x[i]); }
+                        break;
+                }
             } else {
                 for (int64_t i = 0; i < ne0; i++) { y[i] = op_simple(dst->op, x[i], slope); }
             }
@@ -102,12 +113,26 @@ void ggml_cpu_forward_glu(const struct ggml_compute_params * params, struct ggml
             a = a + (swapped ? (size_t) nc * es : 0);
         }
         char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
-        if (src0->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float) && op == GGML_GLU_OP_SWIGLU) {
+        if (src0->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float) && op != GGML_GLU_OP_SWIGLU_OAI) {
             const float * x = (const float *) a;
             const float * y = (const float *) g;
             float       * o = (float *) d;
-            for (int64_t i = 0; i < nc; i++) {
-                o[i] = x[i] / (1.0f + expf(-x[i])) * y[i];
+            switch (op) {
+                case GGML_GLU_OP_SWIGLU:
+                    for (int64_t i = 0; i < nc; i++) { o[i] = x[i] / (1.0f + expf(-x[i])) * y[i]; }
+                    break;
+                case GGML_GLU_OP_GEGLU:
+                    for (int64_t i = 0; i < nc; i++) { o[i] = ggml_cpu_gelu_f32(x[i]) * y[i]; }
+                    break;
+                case GGML_GLU_OP_REGLU:
+                    for (int64_t i = 0; i < nc; i++) { o[i] = (x[i] > 0.0f ? x[i] : 0.0f) * y[i]; }
+                    break;
+                case GGML_GLU_OP_GEGLU_ERF:
+                    for (int64_t i = 0; i < nc; i++) { o[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f)) * y[i]; }
+                    break;
+                default: // GEGLU_QUICK
+                    for (int64_t i = 0; i < nc; i++) { o[i] = x[i] * (1.0f / (1.0f + expf(-1.702f * x[i]))) * y[i]; }
+                    break;
             }
             continue;
         }

@@ -70,52 +70,47 @@ static inline __m512i dot4(__m512i lo, __m512i hi, __m512i y0, __m512i y1) {
     return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, y0), hi, y1);
 }
 
+// the nibbles of two blocks in the order of their activations: [lo a | hi a | lo b | hi b] (128-bit lanes)
+static inline __m512i nibbles_2x32(const uint8_t * a, const uint8_t * b, __m512i shifts, __m512i m4) {
+    const __m512i t = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) a))),
+                                         _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *) b)), 1);
+    return _mm512_and_si512(_mm512_srlv_epi16(t, shifts), m4);
+}
+
 MC_INLINE void q4_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                          const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q4_0 * GGML_RESTRICT x = vx;
     const int nb = n / QK8_0;
     const __m512i m4    = _mm512_set1_epi8(0x0f);
     const __m512i eight = _mm512_set1_epi8(8);
+    // per 16-bit lane: shift 0 in 128-bit lanes 0 and 2 (low nibbles), 4 in lanes 1 and 3 (high nibbles)
+    const __m256i sh256  = _mm256_inserti128_si256(_mm256_setzero_si256(), _mm_set1_epi16(4), 1);
+    const __m512i shifts = _mm512_inserti64x4(_mm512_castsi256_si512(sh256), sh256, 1);
+    const __m512i i01  = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i i23  = _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2);
     __m512 acc0[GGML_CPU_MC_MAX], acc1[GGML_CPU_MC_MAX];
     for (int c = 0; c < nc; ++c) {
         acc0[c] = _mm512_setzero_ps();
         acc1[c] = _mm512_setzero_ps();
     }
     int i = 0;
-    // four blocks per register, block k in 128-bit lane k: low nibbles meet y[0..15], high nibbles
-    // y[16..31], and both land in the same int32 lanes. sum((q - 8) * y) = sum(q * y) - sum(8 * y).
-    for (; i + 7 < nb; i += 8) {
-        const __m512i qa  = load_4x16(x[i].qs, sizeof(block_q4_0));
-        const __m512i qb  = load_4x16(x[i + 4].qs, sizeof(block_q4_0));
-        const __m512i qa0 = _mm512_and_si512(qa, m4), qa1 = _mm512_and_si512(_mm512_srli_epi16(qa, 4), m4);
-        const __m512i qb0 = _mm512_and_si512(qb, m4), qb1 = _mm512_and_si512(_mm512_srli_epi16(qb, 4), m4);
-        for (int c = 0; c < nc; ++c) {
-            const block_q8_0 * y = (const block_q8_0 *) ((const char *) vy + c * by);
-            const __m512i ya0 = load_4x16((const uint8_t *) y[i].qs, sizeof(block_q8_0));
-            const __m512i ya1 = load_4x16((const uint8_t *) y[i].qs + 16, sizeof(block_q8_0));
-            const __m512i yb0 = load_4x16((const uint8_t *) y[i + 4].qs, sizeof(block_q8_0));
-            const __m512i yb1 = load_4x16((const uint8_t *) y[i + 4].qs + 16, sizeof(block_q8_0));
-            const __m512i pa = _mm512_sub_epi32(dot4(qa0, qa1, ya0, ya1), dot4(eight, eight, ya0, ya1));
-            const __m512i pb = _mm512_sub_epi32(dot4(qb0, qb1, yb0, yb1), dot4(eight, eight, yb0, yb1));
-            const __m512 da = spread_4x4(scale_products_4((const uint8_t *) &x[i].d, sizeof(block_q4_0),
-                                                          (const uint8_t *) &y[i].d, sizeof(block_q8_0)));
-            const __m512 db = spread_4x4(scale_products_4((const uint8_t *) &x[i + 4].d, sizeof(block_q4_0),
-                                                          (const uint8_t *) &y[i + 4].d, sizeof(block_q8_0)));
-            acc0[c] = _mm512_fmadd_ps(da, _mm512_cvtepi32_ps(pa), acc0[c]);
-            acc1[c] = _mm512_fmadd_ps(db, _mm512_cvtepi32_ps(pb), acc1[c]);
-        }
-    }
+    // two blocks per register in the activations' own order; sum((q - 8) * y) = sum(q * y) - sum(8 * y)
     for (; i + 3 < nb; i += 4) {
-        const __m512i q  = load_4x16(x[i].qs, sizeof(block_q4_0));
-        const __m512i q0 = _mm512_and_si512(q, m4), q1 = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        const __m512i qa = nibbles_2x32(x[i].qs, x[i + 1].qs, shifts, m4);
+        const __m512i qb = nibbles_2x32(x[i + 2].qs, x[i + 3].qs, shifts, m4);
+        const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128((long long) halves_4((const uint8_t *) &x[i].d, sizeof(block_q4_0))));
         for (int c = 0; c < nc; ++c) {
             const block_q8_0 * y = (const block_q8_0 *) ((const char *) vy + c * by);
-            const __m512i y0 = load_4x16((const uint8_t *) y[i].qs, sizeof(block_q8_0));
-            const __m512i y1 = load_4x16((const uint8_t *) y[i].qs + 16, sizeof(block_q8_0));
-            const __m512i p  = _mm512_sub_epi32(dot4(q0, q1, y0, y1), dot4(eight, eight, y0, y1));
-            const __m512 d = spread_4x4(scale_products_4((const uint8_t *) &x[i].d, sizeof(block_q4_0),
-                                                         (const uint8_t *) &y[i].d, sizeof(block_q8_0)));
-            acc0[c] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(p), acc0[c]);
+            const __m512i ya = load_2x32(y[i].qs, y[i + 1].qs);
+            const __m512i yb = load_2x32(y[i + 2].qs, y[i + 3].qs);
+            const __m512i pa = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), qa, ya),
+                                                _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, ya));
+            const __m512i pb = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), qb, yb),
+                                                _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, yb));
+            const __m128 dy = _mm_cvtph_ps(_mm_cvtsi64_si128((long long) halves_4((const uint8_t *) &y[i].d, sizeof(block_q8_0))));
+            const __m512 d4 = _mm512_castps128_ps512(_mm_mul_ps(dx, dy));
+            acc0[c] = _mm512_fmadd_ps(_mm512_permutexvar_ps(i01, d4), _mm512_cvtepi32_ps(pa), acc0[c]);
+            acc1[c] = _mm512_fmadd_ps(_mm512_permutexvar_ps(i23, d4), _mm512_cvtepi32_ps(pb), acc1[c]);
         }
     }
     for (int c = 0; c < nc; ++c) {

@@ -1,0 +1,1248 @@
+#include "arg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+// how an option stores its value
+enum arg_kind {
+    ARG_INT,    // int32 field, range [lo, hi]
+    ARG_FLOAT,  // float field, range [lo, hi]
+    ARG_STR,    // owned char * field
+    ARG_TRUE,   // flag: bool field = true
+    ARG_FALSE,  // flag: bool field = false
+    ARG_FN,     // handler with a value
+    ARG_FN0,    // handler without a value (flag)
+};
+
+enum arg_group {
+    GROUP_COMMON,
+    GROUP_SAMPLING,
+    GROUP_EXAMPLE,
+};
+
+// a handler returns NULL on success or a message (static, or written into arg_errbuf)
+typedef const char * (*arg_handler)(struct common_params * p, const char * value);
+
+struct common_arg {
+    const char * names[5];   // NULL-terminated
+    const char * value_hint; // NULL: a flag
+    const char * help;
+    const char * env;        // NULL: LLAMA_ARG_<first long name>; "" = none
+    uint64_t     examples;   // bit per llama_example; 0 = every program
+    enum arg_kind kind;
+    size_t       off;
+    double       lo, hi;
+    arg_handler  fn;
+    enum arg_group group;
+    uint64_t     sampling_bit; // user_sampling_config bit
+};
+
+static _Thread_local char arg_errbuf[512];
+
+static const char * arg_errorf(const char * fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(arg_errbuf, sizeof(arg_errbuf), fmt, args);
+    va_end(args);
+    return arg_errbuf;
+}
+
+#define EX(e) (1ull << (e))
+#define OFF(field) offsetof(struct common_params, field)
+
+//
+// value parsing
+//
+
+static bool parse_i64(const char * s, long long * out) {
+    if (!s || !*s) {
+        return false;
+    }
+    errno = 0;
+    char * end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0') {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static bool parse_f64(const char * s, double * out) {
+    if (!s || !*s) {
+        return false;
+    }
+    errno = 0;
+    char * end = NULL;
+    double v = strtod(s, &end);
+    if (errno == ERANGE || end == s || *end != '\0' || isnan(v)) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static int parse_bool_word(const char * s) {
+    static const char * const yes[] = { "1", "true", "on", "enabled", "yes" };
+    static const char * const no[]  = { "0", "false", "off", "disabled", "no" };
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            return 1;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            return 0;
+        }
+    }
+    return -1;
+}
+
+//
+// handlers
+//
+
+static const char * h_help(struct common_params * p, const char * v) {
+    (void) v;
+    p->usage = true;
+    return NULL;
+}
+
+static const char * h_version(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return NULL; // handled by the parser loop
+}
+
+static const char * h_threads(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
+        return arg_errorf("invalid thread count '%s' (expected 1..%d, or -1 for the default)", v, GGML_MAX_N_THREADS);
+    }
+    p->cpuparams.n_threads = (int32_t) n;
+    return NULL;
+}
+
+static const char * h_threads_batch(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
+        return arg_errorf("invalid thread count '%s' (expected 1..%d, or -1 for the default)", v, GGML_MAX_N_THREADS);
+    }
+    p->cpuparams_batch.n_threads = (int32_t) n;
+    return NULL;
+}
+
+static const char * h_threads_draft(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
+        return arg_errorf("invalid thread count '%s'", v);
+    }
+    p->speculative.draft.cpuparams.n_threads = (int32_t) n;
+    return NULL;
+}
+
+static const char * h_threads_batch_draft(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
+        return arg_errorf("invalid thread count '%s'", v);
+    }
+    p->speculative.draft.cpuparams_batch.n_threads = (int32_t) n;
+    return NULL;
+}
+
+static const char * h_file(struct common_params * p, const char * v) {
+    size_t len = 0;
+    char * text = common_read_file(v, &len);
+    if (!text) {
+        return arg_errorf("failed to open file '%s'", v);
+    }
+    // llama.cpp drops one final newline: a file written by an editor should not end the prompt with "\n"
+    if (len > 0 && text[len - 1] == '\n') {
+        text[len - 1] = '\0';
+    }
+    free(p->prompt);
+    p->prompt = text;
+    if (!common_params_set_str(&p->prompt_file, v)) {
+        return "out of memory";
+    }
+    return NULL;
+}
+
+static const char * h_seed(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n > (long long) UINT32_MAX) {
+        return arg_errorf("invalid seed '%s' (expected 0..%u, or -1 for a random seed)", v, UINT32_MAX);
+    }
+    p->sampling.seed = n == -1 ? LLAMA_DEFAULT_SEED : (uint32_t) n;
+    return NULL;
+}
+
+static const char * h_flash_attn(struct common_params * p, const char * v) {
+    if (strcmp(v, "auto") == 0 || strcmp(v, "-1") == 0) {
+        p->flash_attn_type = LLAMA_FLASH_ATTN_TYPE_AUTO;
+        return NULL;
+    }
+    int b = parse_bool_word(v);
+    if (b < 0) {
+        return arg_errorf("unknown value for --flash-attn: '%s' (expected on, off or auto)", v);
+    }
+    p->flash_attn_type = b ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    return NULL;
+}
+
+static const char * h_cache_type(enum ggml_type * dst, const char * v) {
+    enum ggml_type t = common_kv_cache_type_from_str(v);
+    if (t == GGML_TYPE_COUNT) {
+        return arg_errorf("unsupported cache type '%s' (expected f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0 or q5_1)", v);
+    }
+    *dst = t;
+    return NULL;
+}
+
+static const char * h_ctk(struct common_params * p, const char * v)  { return h_cache_type(&p->cache_type_k, v); }
+static const char * h_ctv(struct common_params * p, const char * v)  { return h_cache_type(&p->cache_type_v, v); }
+static const char * h_ctkd(struct common_params * p, const char * v) { return h_cache_type(&p->speculative.draft.cache_type_k, v); }
+static const char * h_ctvd(struct common_params * p, const char * v) { return h_cache_type(&p->speculative.draft.cache_type_v, v); }
+
+static const char * h_ngl_into(int32_t * dst, const char * v) {
+    long long n;
+    if (strcmp(v, "auto") == 0) {
+        *dst = -1;
+    } else if (strcmp(v, "all") == 0) {
+        *dst = -2;
+    } else if (parse_i64(v, &n) && n >= INT32_MIN && n <= INT32_MAX) {
+        *dst = (int32_t) n;
+    } else {
+        return arg_errorf("invalid number of GPU layers '%s' (expected a number, 'auto' or 'all')", v);
+    }
+    return NULL;
+}
+
+static const char * h_ngl(struct common_params * p, const char * v)  { return h_ngl_into(&p->n_gpu_layers, v); }
+static const char * h_ngld(struct common_params * p, const char * v) { return h_ngl_into(&p->speculative.draft.n_gpu_layers, v); }
+
+static const char * h_split_mode(struct common_params * p, const char * v) {
+    if (strcmp(v, "none") == 0) {
+        p->split_mode = LLAMA_SPLIT_MODE_NONE;
+    } else if (strcmp(v, "layer") == 0) {
+        p->split_mode = LLAMA_SPLIT_MODE_LAYER;
+    } else if (strcmp(v, "row") == 0) {
+        p->split_mode = LLAMA_SPLIT_MODE_ROW;
+    } else {
+        return arg_errorf("invalid split mode '%s' (expected none, layer or row)", v);
+    }
+    return NULL;
+}
+
+static const char * h_pooling(struct common_params * p, const char * v) {
+    static const struct { const char * name; enum llama_pooling_type type; } tab[] = {
+        { "none", LLAMA_POOLING_TYPE_NONE }, { "mean", LLAMA_POOLING_TYPE_MEAN }, { "cls", LLAMA_POOLING_TYPE_CLS },
+        { "last", LLAMA_POOLING_TYPE_LAST }, { "rank", LLAMA_POOLING_TYPE_RANK },
+    };
+    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+        if (strcmp(v, tab[i].name) == 0) {
+            p->pooling_type = tab[i].type;
+            return NULL;
+        }
+    }
+    return arg_errorf("invalid pooling type '%s' (expected none, mean, cls, last or rank)", v);
+}
+
+static const char * h_attention(struct common_params * p, const char * v) {
+    if (strcmp(v, "causal") == 0) {
+        p->attention_type = LLAMA_ATTENTION_TYPE_CAUSAL;
+    } else if (strcmp(v, "non-causal") == 0) {
+        p->attention_type = LLAMA_ATTENTION_TYPE_NON_CAUSAL;
+    } else {
+        return arg_errorf("invalid attention type '%s' (expected causal or non-causal)", v);
+    }
+    return NULL;
+}
+
+static const char * h_rope_scaling(struct common_params * p, const char * v) {
+    if (strcmp(v, "none") == 0) {
+        p->rope_scaling_type = LLAMA_ROPE_SCALING_TYPE_NONE;
+    } else if (strcmp(v, "linear") == 0) {
+        p->rope_scaling_type = LLAMA_ROPE_SCALING_TYPE_LINEAR;
+    } else if (strcmp(v, "yarn") == 0) {
+        p->rope_scaling_type = LLAMA_ROPE_SCALING_TYPE_YARN;
+    } else {
+        return arg_errorf("invalid RoPE scaling '%s' (expected none, linear or yarn)", v);
+    }
+    return NULL;
+}
+
+static const char * h_rope_scale(struct common_params * p, const char * v) {
+    double d;
+    if (!parse_f64(v, &d) || d <= 0.0) {
+        return arg_errorf("invalid RoPE context scale '%s' (expected a positive number)", v);
+    }
+    p->rope_freq_scale = (float) (1.0 / d);
+    return NULL;
+}
+
+static const char * h_embd_out(struct common_params * p, const char * v) {
+    if (strcmp(v, "") != 0 && strcmp(v, "array") != 0 && strcmp(v, "json") != 0 && strcmp(v, "json+") != 0) {
+        return arg_errorf("invalid embedding output format '%s' (expected array, json or json+)", v);
+    }
+    return common_params_set_str(&p->embd_out, v) ? NULL : "out of memory";
+}
+
+static const char * h_temp(struct common_params * p, const char * v) {
+    double d;
+    if (!parse_f64(v, &d)) {
+        return arg_errorf("invalid number '%s'", v);
+    }
+    // a negative temperature means greedy, the same as 0
+    p->sampling.temp = d < 0.0 ? 0.0f : (float) d;
+    return NULL;
+}
+
+static const char * h_perf(struct common_params * p, const char * v) {
+    (void) v;
+    p->no_perf = false;
+    p->sampling.no_perf = false;
+    return NULL;
+}
+
+static const char * h_no_perf(struct common_params * p, const char * v) {
+    (void) v;
+    p->no_perf = true;
+    p->sampling.no_perf = true;
+    return NULL;
+}
+
+static const char * h_escape(struct common_params * p, const char * v) {
+    (void) v;
+    p->escape = true;
+    return NULL;
+}
+
+static const char * h_cnv(struct common_params * p, const char * v) {
+    (void) v;
+    p->conversation_mode = COMMON_CONVERSATION_MODE_ENABLED;
+    return NULL;
+}
+
+static const char * h_no_cnv(struct common_params * p, const char * v) {
+    (void) v;
+    p->conversation_mode = COMMON_CONVERSATION_MODE_DISABLED;
+    return NULL;
+}
+
+static const char * h_reverse_prompt(struct common_params * p, const char * v) {
+    char ** grown = realloc(p->antiprompt, ((size_t) p->n_antiprompt + 1) * sizeof(char *));
+    if (!grown) {
+        return "out of memory";
+    }
+    p->antiprompt = grown;
+    p->antiprompt[p->n_antiprompt] = NULL;
+    if (!common_params_set_str(&p->antiprompt[p->n_antiprompt], v)) {
+        return "out of memory";
+    }
+    p->n_antiprompt++;
+    return NULL;
+}
+
+static const char * h_verbose(struct common_params * p, const char * v) {
+    (void) v;
+    p->verbosity = INT_MAX;
+    common_log_set_verbosity_thold(INT_MAX);
+    return NULL;
+}
+
+static const char * h_verbosity(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < INT32_MIN || n > INT32_MAX) {
+        return arg_errorf("invalid verbosity '%s'", v);
+    }
+    p->verbosity = (int32_t) n;
+    common_log_set_verbosity_thold((int) n);
+    return NULL;
+}
+
+static const char * h_log_disable(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    common_log_pause();
+    return NULL;
+}
+
+static const char * h_log_prefix(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    common_log_set_prefix(true);
+    return NULL;
+}
+
+static const char * h_log_timestamps(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    common_log_set_timestamps(true);
+    return NULL;
+}
+
+static const char * h_ignore_eos(struct common_params * p, const char * v) {
+    (void) v;
+    p->sampling.ignore_eos = true;
+    return NULL;
+}
+
+static const char * h_samplers(struct common_params * p, const char * v) {
+    static const struct { const char * name; enum common_sampler_type type; } tab[] = {
+        { "dry", COMMON_SAMPLER_TYPE_DRY },           { "top_k", COMMON_SAMPLER_TYPE_TOP_K },
+        { "top_p", COMMON_SAMPLER_TYPE_TOP_P },       { "min_p", COMMON_SAMPLER_TYPE_MIN_P },
+        { "typ_p", COMMON_SAMPLER_TYPE_TYPICAL_P },   { "typical_p", COMMON_SAMPLER_TYPE_TYPICAL_P },
+        { "typical", COMMON_SAMPLER_TYPE_TYPICAL_P }, { "temperature", COMMON_SAMPLER_TYPE_TEMPERATURE },
+        { "temp", COMMON_SAMPLER_TYPE_TEMPERATURE },  { "xtc", COMMON_SAMPLER_TYPE_XTC },
+        { "infill", COMMON_SAMPLER_TYPE_INFILL },     { "penalties", COMMON_SAMPLER_TYPE_PENALTIES },
+        { "top_n_sigma", COMMON_SAMPLER_TYPE_TOP_N_SIGMA }, { "adaptive_p", COMMON_SAMPLER_TYPE_ADAPTIVE_P },
+    };
+    enum common_sampler_type out[COMMON_SAMPLERS_MAX];
+    int n = 0;
+    const char * s = v;
+    while (*s) {
+        const char * e = s;
+        while (*e && *e != ';') {
+            e++;
+        }
+        size_t len = (size_t) (e - s);
+        if (len > 0) {
+            bool found = false;
+            for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+                if (strlen(tab[i].name) == len && strncmp(tab[i].name, s, len) == 0) {
+                    if (n >= COMMON_SAMPLERS_MAX) {
+                        return arg_errorf("too many samplers (at most %d)", COMMON_SAMPLERS_MAX);
+                    }
+                    out[n++] = tab[i].type;
+                    found = true;
+                    break;
+                }
+            }
+            if (!found) {
+                return arg_errorf("unknown sampler '%.*s'", (int) len, s);
+            }
+        }
+        s = *e ? e + 1 : e;
+    }
+    memcpy(p->sampling.samplers, out, (size_t) n * sizeof(out[0]));
+    p->sampling.n_samplers = n;
+    return NULL;
+}
+
+static const char * h_sampling_seq(struct common_params * p, const char * v) {
+    enum common_sampler_type out[COMMON_SAMPLERS_MAX];
+    int n = 0;
+    for (const char * c = v; *c; c++) {
+        enum common_sampler_type t;
+        switch (*c) {
+            case 'd': t = COMMON_SAMPLER_TYPE_DRY;         break;
+            case 'k': t = COMMON_SAMPLER_TYPE_TOP_K;       break;
+            case 'y': t = COMMON_SAMPLER_TYPE_TYPICAL_P;   break;
+            case 'p': t = COMMON_SAMPLER_TYPE_TOP_P;       break;
+            case 's': t = COMMON_SAMPLER_TYPE_TOP_N_SIGMA; break;
+            case 'm': t = COMMON_SAMPLER_TYPE_MIN_P;       break;
+            case 't': t = COMMON_SAMPLER_TYPE_TEMPERATURE; break;
+            case 'x': t = COMMON_SAMPLER_TYPE_XTC;         break;
+            case 'i': t = COMMON_SAMPLER_TYPE_INFILL;      break;
+            case 'e': t = COMMON_SAMPLER_TYPE_PENALTIES;   break;
+            case 'a': t = COMMON_SAMPLER_TYPE_ADAPTIVE_P;  break;
+            default: return arg_errorf("unknown sampler letter '%c'", *c);
+        }
+        if (n >= COMMON_SAMPLERS_MAX) {
+            return arg_errorf("too many samplers (at most %d)", COMMON_SAMPLERS_MAX);
+        }
+        out[n++] = t;
+    }
+    memcpy(p->sampling.samplers, out, (size_t) n * sizeof(out[0]));
+    p->sampling.n_samplers = n;
+    return NULL;
+}
+
+static const char * h_repeat_last_n(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n > INT32_MAX) {
+        return arg_errorf("invalid repeat-last-n '%s' (expected >= -1)", v);
+    }
+    p->sampling.penalty_last_n = (int32_t) n;
+    p->sampling.n_prev = p->sampling.n_prev > (int32_t) n ? p->sampling.n_prev : (int32_t) n;
+    return NULL;
+}
+
+static const char * h_dry_breaker(struct common_params * p, const char * v) {
+    // the first use replaces the defaults; "none" means no breakers at all
+    static _Thread_local const struct common_params * seen = NULL;
+    if (seen != p) {
+        seen = p;
+        p->sampling.n_dry_sequence_breakers = 0;
+    }
+    if (strcmp(v, "none") == 0) {
+        p->sampling.n_dry_sequence_breakers = 0;
+        return NULL;
+    }
+    if (p->sampling.n_dry_sequence_breakers >= COMMON_DRY_BREAKERS_MAX) {
+        return arg_errorf("too many DRY sequence breakers (at most %d)", COMMON_DRY_BREAKERS_MAX);
+    }
+    if (strlen(v) >= COMMON_DRY_BREAKER_LEN_MAX) {
+        return arg_errorf("DRY sequence breaker too long (at most %d bytes)", COMMON_DRY_BREAKER_LEN_MAX - 1);
+    }
+    char tmp[COMMON_DRY_BREAKER_LEN_MAX];
+    snprintf(tmp, sizeof(tmp), "%s", v);
+    common_string_process_escapes(tmp);
+    snprintf(p->sampling.dry_sequence_breakers[p->sampling.n_dry_sequence_breakers++], COMMON_DRY_BREAKER_LEN_MAX, "%s", tmp);
+    return NULL;
+}
+
+static const char * h_logit_bias(struct common_params * p, const char * v) {
+    // TOKEN_ID(+|-)BIAS, e.g. 15043+1 or 15043-inf
+    char * end = NULL;
+    errno = 0;
+    long long tok = strtoll(v, &end, 10);
+    if (end == v || errno != 0 || tok < 0 || tok > INT32_MAX || (*end != '+' && *end != '-')) {
+        return arg_errorf("invalid logit bias '%s' (expected TOKEN_ID(+/-)BIAS)", v);
+    }
+    double bias;
+    if (!parse_f64(end, &bias) && !(strcmp(end, "-inf") == 0 || strcmp(end, "+inf") == 0)) {
+        return arg_errorf("invalid logit bias '%s' (expected TOKEN_ID(+/-)BIAS)", v);
+    }
+    if (strcmp(end, "-inf") == 0) {
+        bias = -INFINITY;
+    } else if (strcmp(end, "+inf") == 0) {
+        bias = INFINITY;
+    }
+    llama_logit_bias * grown = realloc(p->sampling.logit_bias, ((size_t) p->sampling.n_logit_bias + 1) * sizeof(*grown));
+    if (!grown) {
+        return "out of memory";
+    }
+    p->sampling.logit_bias = grown;
+    grown[p->sampling.n_logit_bias].token = (llama_token) tok;
+    grown[p->sampling.n_logit_bias].bias  = (float) bias;
+    p->sampling.n_logit_bias++;
+    return NULL;
+}
+
+static const char * h_grammar(struct common_params * p, const char * v) {
+    return common_params_set_str(&p->sampling.grammar, v) ? NULL : "out of memory";
+}
+
+static const char * h_grammar_file(struct common_params * p, const char * v) {
+    char * text = common_read_file(v, NULL);
+    if (!text) {
+        return arg_errorf("failed to open file '%s'", v);
+    }
+    free(p->sampling.grammar);
+    p->sampling.grammar = text;
+    return NULL;
+}
+
+static const char * h_override_kv(struct common_params * p, const char * v) {
+    // KEY=TYPE:VALUE with TYPE int, float, bool or str
+    const char * eq = strchr(v, '=');
+    if (!eq || eq == v || (size_t) (eq - v) >= 128) {
+        return arg_errorf("invalid override '%s' (expected KEY=TYPE:VALUE)", v);
+    }
+    struct llama_model_kv_override kvo;
+    memset(&kvo, 0, sizeof(kvo));
+    memcpy(kvo.key, v, (size_t) (eq - v));
+    const char * tv = eq + 1;
+    if (strncmp(tv, "int:", 4) == 0) {
+        long long n;
+        if (!parse_i64(tv + 4, &n)) {
+            return arg_errorf("invalid integer in override '%s'", v);
+        }
+        kvo.tag = LLAMA_KV_OVERRIDE_TYPE_INT;
+        kvo.val_i64 = n;
+    } else if (strncmp(tv, "float:", 6) == 0) {
+        double d;
+        if (!parse_f64(tv + 6, &d)) {
+            return arg_errorf("invalid float in override '%s'", v);
+        }
+        kvo.tag = LLAMA_KV_OVERRIDE_TYPE_FLOAT;
+        kvo.val_f64 = d;
+    } else if (strncmp(tv, "bool:", 5) == 0) {
+        if (strcmp(tv + 5, "true") == 0) {
+            kvo.val_bool = true;
+        } else if (strcmp(tv + 5, "false") == 0) {
+            kvo.val_bool = false;
+        } else {
+            return arg_errorf("invalid boolean in override '%s' (expected true or false)", v);
+        }
+        kvo.tag = LLAMA_KV_OVERRIDE_TYPE_BOOL;
+    } else if (strncmp(tv, "str:", 4) == 0) {
+        if (strlen(tv + 4) >= sizeof(kvo.val_str)) {
+            return arg_errorf("string value too long in override '%s' (at most 127 bytes)", v);
+        }
+        kvo.tag = LLAMA_KV_OVERRIDE_TYPE_STR;
+        snprintf(kvo.val_str, sizeof(kvo.val_str), "%s", tv + 4);
+    } else {
+        return arg_errorf("invalid type in override '%s' (expected int, float, bool or str)", v);
+    }
+    // room for the terminating empty entry added after parsing
+    struct llama_model_kv_override * grown = realloc(p->kv_overrides, ((size_t) p->n_kv_overrides + 2) * sizeof(*grown));
+    if (!grown) {
+        return "out of memory";
+    }
+    p->kv_overrides = grown;
+    grown[p->n_kv_overrides++] = kvo;
+    memset(&grown[p->n_kv_overrides], 0, sizeof(grown[0]));
+    return NULL;
+}
+
+static const char * h_spec_type(struct common_params * p, const char * v) {
+    enum common_speculative_type out[COMMON_SPEC_TYPES_MAX];
+    int n = 0;
+    const char * s = v;
+    while (*s) {
+        const char * e = s;
+        while (*e && *e != ',') {
+            e++;
+        }
+        char name[64];
+        size_t len = (size_t) (e - s);
+        if (len == 0 || len >= sizeof(name)) {
+            return arg_errorf("invalid speculative type list '%s'", v);
+        }
+        memcpy(name, s, len);
+        name[len] = '\0';
+        enum common_speculative_type t = common_speculative_type_from_str(name);
+        if (t == COMMON_SPECULATIVE_TYPE_COUNT) {
+            return arg_errorf("unknown speculative type '%s'", name);
+        }
+        if (n >= COMMON_SPEC_TYPES_MAX) {
+            return arg_errorf("too many speculative types (at most %d)", COMMON_SPEC_TYPES_MAX);
+        }
+        out[n++] = t;
+        s = *e ? e + 1 : e;
+    }
+    if (n == 0) {
+        return arg_errorf("empty speculative type list");
+    }
+    memcpy(p->speculative.types, out, (size_t) n * sizeof(out[0]));
+    p->speculative.n_types = n;
+    return NULL;
+}
+
+static const char * h_model_draft(struct common_params * p, const char * v) {
+    return common_params_set_str(&p->speculative.draft.mparams.path, v) ? NULL : "out of memory";
+}
+
+static const char * h_model(struct common_params * p, const char * v) {
+    return common_params_set_str(&p->model.path, v) ? NULL : "out of memory";
+}
+
+static const char * h_parallel(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < 1 || n > 4096) {
+        return arg_errorf("invalid number of parallel sequences '%s' (expected 1..4096)", v);
+    }
+    p->n_parallel = (int32_t) n;
+    p->n_parallel_explicit = true;
+    return NULL;
+}
+
+static const char * h_ctx_shift(struct common_params * p, const char * v) {
+    (void) v;
+    p->ctx_shift = true;
+    return NULL;
+}
+
+//
+// the table
+//
+
+#define SAMPLING_PROGRAMS 0
+#define GEN_PROGRAMS (EX(LLAMA_EXAMPLE_COMPLETION) | EX(LLAMA_EXAMPLE_CLI))
+#define SPEC_PROGRAMS (EX(LLAMA_EXAMPLE_SPECULATIVE) | EX(LLAMA_EXAMPLE_LOOKUP) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI))
+#define PPL_PROGRAMS EX(LLAMA_EXAMPLE_PERPLEXITY)
+#define EMBD_PROGRAMS (EX(LLAMA_EXAMPLE_EMBEDDING) | EX(LLAMA_EXAMPLE_RETRIEVAL) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_DEBUG))
+
+#define NO_RANGE 1.0, 0.0
+
+static const struct common_arg k_args[] = {
+    // ----- common -----
+    { {"-h", "--help", "--usage", NULL}, NULL, "print usage and exit", "", 0, ARG_FN0, 0, NO_RANGE, h_help, GROUP_COMMON, 0 },
+    { {"--version", NULL}, NULL, "show version and build info", "", 0, ARG_FN0, 0, NO_RANGE, h_version, GROUP_COMMON, 0 },
+    { {"-t", "--threads", NULL}, "N", "number of CPU threads to use during generation (default: -1 = physical cores)",
+      "LLAMA_ARG_THREADS", 0, ARG_FN, 0, NO_RANGE, h_threads, GROUP_COMMON, 0 },
+    { {"-tb", "--threads-batch", NULL}, "N", "number of threads to use during batch and prompt processing (default: same as --threads)",
+      "LLAMA_ARG_THREADS_BATCH", 0, ARG_FN, 0, NO_RANGE, h_threads_batch, GROUP_COMMON, 0 },
+    { {"-c", "--ctx-size", NULL}, "N", "size of the prompt context (default: 0, 0 = loaded from model)",
+      "LLAMA_ARG_CTX_SIZE", 0, ARG_INT, OFF(n_ctx), 0, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"-n", "--predict", "--n-predict", NULL}, "N", "number of tokens to predict (default: -1, -1 = infinity)",
+      "LLAMA_ARG_N_PREDICT", 0, ARG_INT, OFF(n_predict), -2, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"-b", "--batch-size", NULL}, "N", "logical maximum batch size (default: 2048)",
+      "LLAMA_ARG_BATCH", 0, ARG_INT, OFF(n_batch), 1, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"-ub", "--ubatch-size", NULL}, "N", "physical maximum batch size (default: 512)",
+      "LLAMA_ARG_UBATCH", 0, ARG_INT, OFF(n_ubatch), 1, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"--keep", NULL}, "N", "number of tokens to keep from the initial prompt (default: 0, -1 = all)",
+      NULL, 0, ARG_INT, OFF(n_keep), -1, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"--context-shift", NULL}, NULL, "enable context shift on infinite text generation (default: disabled)",
+      "LLAMA_ARG_CONTEXT_SHIFT", 0, ARG_FN0, 0, NO_RANGE, h_ctx_shift, GROUP_COMMON, 0 },
+    { {"--no-context-shift", NULL}, NULL, "disable context shift on infinite text generation (default)",
+      "LLAMA_ARG_NO_CONTEXT_SHIFT", 0, ARG_FALSE, OFF(ctx_shift), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-fa", "--flash-attn", NULL}, "[on|off|auto]", "set Flash Attention use (default: auto)",
+      "LLAMA_ARG_FLASH_ATTN", 0, ARG_FN, 0, NO_RANGE, h_flash_attn, GROUP_COMMON, 0 },
+    { {"-p", "--prompt", NULL}, "PROMPT", "prompt to start generation with",
+      NULL, 0, ARG_STR, OFF(prompt), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-sys", "--system-prompt", NULL}, "PROMPT", "system prompt to use with the model (conversation mode)",
+      NULL, GEN_PROGRAMS | EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(system_prompt), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--perf", NULL}, NULL, "enable internal libllama performance timings (default: true)",
+      "LLAMA_ARG_PERF", 0, ARG_FN0, 0, NO_RANGE, h_perf, GROUP_COMMON, 0 },
+    { {"--no-perf", NULL}, NULL, "disable internal libllama performance timings",
+      "LLAMA_ARG_NO_PERF", 0, ARG_FN0, 0, NO_RANGE, h_no_perf, GROUP_COMMON, 0 },
+    { {"-f", "--file", NULL}, "FNAME", "a file containing the prompt (default: none)",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_file, GROUP_COMMON, 0 },
+    { {"-e", "--escape", NULL}, NULL, "process escape sequences (\\n, \\r, \\t, \\', \\\", \\\\) (default: true)",
+      NULL, 0, ARG_FN0, 0, NO_RANGE, h_escape, GROUP_COMMON, 0 },
+    { {"--no-escape", NULL}, NULL, "do not process escape sequences",
+      NULL, 0, ARG_FALSE, OFF(escape), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-sp", "--special", NULL}, NULL, "special tokens output enabled (default: false)",
+      NULL, 0, ARG_TRUE, OFF(special), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--verbose-prompt", NULL}, NULL, "print a verbose prompt before generation (default: false)",
+      NULL, 0, ARG_TRUE, OFF(verbose_prompt), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--no-display-prompt", NULL}, NULL, "don't print prompt at generation (default: false)",
+      NULL, GEN_PROGRAMS, ARG_FALSE, OFF(display_prompt), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--display-prompt", NULL}, NULL, "print prompt at generation (default: true)",
+      NULL, GEN_PROGRAMS, ARG_TRUE, OFF(display_prompt), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-cnv", "--conversation", NULL}, NULL, "run in conversation mode (default: auto, if the model has a chat template)",
+      NULL, GEN_PROGRAMS, ARG_FN0, 0, NO_RANGE, h_cnv, GROUP_EXAMPLE, 0 },
+    { {"-no-cnv", "--no-conversation", NULL}, NULL, "force disable conversation mode (default: false)",
+      NULL, GEN_PROGRAMS, ARG_FN0, 0, NO_RANGE, h_no_cnv, GROUP_EXAMPLE, 0 },
+    { {"-st", "--single-turn", NULL}, NULL, "run conversation for a single turn only, then exit",
+      NULL, GEN_PROGRAMS, ARG_TRUE, OFF(single_turn), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-r", "--reverse-prompt", NULL}, "PROMPT", "halt generation at PROMPT",
+      NULL, GEN_PROGRAMS | EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_reverse_prompt, GROUP_EXAMPLE, 0 },
+    { {"--in-prefix-bos", NULL}, NULL, "prefix BOS to user inputs, preceding the `--in-prefix` string",
+      NULL, GEN_PROGRAMS, ARG_TRUE, OFF(input_prefix_bos), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--in-prefix", NULL}, "STRING", "string to prefix user inputs with (default: empty)",
+      NULL, GEN_PROGRAMS, ARG_STR, OFF(input_prefix), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--in-suffix", NULL}, "STRING", "string to suffix after user inputs with (default: empty)",
+      NULL, GEN_PROGRAMS, ARG_STR, OFF(input_suffix), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--no-warmup", NULL}, NULL, "skip warming up the model with an empty run",
+      NULL, 0, ARG_FALSE, OFF(warmup), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--warmup", NULL}, NULL, "warm up the model with an empty run (default)",
+      NULL, 0, ARG_TRUE, OFF(warmup), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-np", "--parallel", NULL}, "N", "number of parallel sequences to decode (default: 1)",
+      "LLAMA_ARG_N_PARALLEL", 0, ARG_FN, 0, NO_RANGE, h_parallel, GROUP_COMMON, 0 },
+    { {"-ns", "--sequences", NULL}, "N", "number of sequences to decode (default: 1)",
+      NULL, EX(LLAMA_EXAMPLE_PARALLEL), ARG_INT, OFF(n_sequences), 1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"-cb", "--cont-batching", NULL}, NULL, "enable continuous batching (default: enabled)",
+      "LLAMA_ARG_CONT_BATCHING", 0, ARG_TRUE, OFF(cont_batching), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-nocb", "--no-cont-batching", NULL}, NULL, "disable continuous batching",
+      "LLAMA_ARG_NO_CONT_BATCHING", 0, ARG_FALSE, OFF(cont_batching), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--rope-scaling", NULL}, "{none,linear,yarn}", "RoPE frequency scaling method (default: from model)",
+      "LLAMA_ARG_ROPE_SCALING_TYPE", 0, ARG_FN, 0, NO_RANGE, h_rope_scaling, GROUP_COMMON, 0 },
+    { {"--rope-scale", NULL}, "N", "RoPE context scaling factor, expands context by a factor of N",
+      "LLAMA_ARG_ROPE_SCALE", 0, ARG_FN, 0, NO_RANGE, h_rope_scale, GROUP_COMMON, 0 },
+    { {"--rope-freq-base", NULL}, "N", "RoPE base frequency (default: loaded from model)",
+      "LLAMA_ARG_ROPE_FREQ_BASE", 0, ARG_FLOAT, OFF(rope_freq_base), 0, 1e30, NULL, GROUP_COMMON, 0 },
+    { {"--rope-freq-scale", NULL}, "N", "RoPE frequency scaling factor, expands context by a factor of 1/N",
+      "LLAMA_ARG_ROPE_FREQ_SCALE", 0, ARG_FLOAT, OFF(rope_freq_scale), 0, 1e30, NULL, GROUP_COMMON, 0 },
+    { {"--yarn-orig-ctx", NULL}, "N", "YaRN: original context size of model (default: 0 = model training context size)",
+      "LLAMA_ARG_YARN_ORIG_CTX", 0, ARG_INT, OFF(yarn_orig_ctx), 0, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"--yarn-ext-factor", NULL}, "N", "YaRN: extrapolation mix factor (default: -1.0, 0.0 = full interpolation)",
+      "LLAMA_ARG_YARN_EXT_FACTOR", 0, ARG_FLOAT, OFF(yarn_ext_factor), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--yarn-attn-factor", NULL}, "N", "YaRN: scale sqrt(t) or attention magnitude (default: -1.0)",
+      "LLAMA_ARG_YARN_ATTN_FACTOR", 0, ARG_FLOAT, OFF(yarn_attn_factor), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--yarn-beta-slow", NULL}, "N", "YaRN: high correction dim or alpha (default: -1.0)",
+      "LLAMA_ARG_YARN_BETA_SLOW", 0, ARG_FLOAT, OFF(yarn_beta_slow), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--yarn-beta-fast", NULL}, "N", "YaRN: low correction dim or beta (default: -1.0)",
+      "LLAMA_ARG_YARN_BETA_FAST", 0, ARG_FLOAT, OFF(yarn_beta_fast), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-nkvo", "--no-kv-offload", NULL}, NULL, "disable KV offload",
+      "LLAMA_ARG_NO_KV_OFFLOAD", 0, ARG_TRUE, OFF(no_kv_offload), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-nr", "--no-repack", NULL}, NULL, "disable weight repacking",
+      "LLAMA_ARG_NO_REPACK", 0, ARG_TRUE, OFF(no_extra_bufts), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--no-host", NULL}, NULL, "bypass host buffer allowing extra buffers to be used",
+      "LLAMA_ARG_NO_HOST", 0, ARG_TRUE, OFF(no_host), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-ctk", "--cache-type-k", NULL}, "TYPE", "KV cache data type for K: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1 (default: f16)",
+      "LLAMA_ARG_CACHE_TYPE_K", 0, ARG_FN, 0, NO_RANGE, h_ctk, GROUP_COMMON, 0 },
+    { {"-ctv", "--cache-type-v", NULL}, "TYPE", "KV cache data type for V: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1 (default: f16)",
+      "LLAMA_ARG_CACHE_TYPE_V", 0, ARG_FN, 0, NO_RANGE, h_ctv, GROUP_COMMON, 0 },
+    { {"-kvu", "--kv-unified", NULL}, NULL, "use a single unified KV buffer shared across all sequences",
+      "LLAMA_ARG_KV_UNIFIED", 0, ARG_TRUE, OFF(kv_unified), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--swa-full", NULL}, NULL, "use full-size SWA cache (default: false)",
+      "LLAMA_ARG_SWA_FULL", 0, ARG_TRUE, OFF(swa_full), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--mlock", NULL}, NULL, "force system to keep model in RAM rather than swapping or compressing",
+      "LLAMA_ARG_MLOCK", 0, ARG_TRUE, OFF(use_mlock), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--mmap", NULL}, NULL, "memory-map model (default: enabled)",
+      "LLAMA_ARG_MMAP", 0, ARG_TRUE, OFF(use_mmap), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--no-mmap", NULL}, NULL, "do not memory-map model (slower load but may reduce pageouts if not using mlock)",
+      "LLAMA_ARG_NO_MMAP", 0, ARG_FALSE, OFF(use_mmap), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--check-tensors", NULL}, NULL, "check model tensor data for invalid values (default: false)",
+      NULL, 0, ARG_TRUE, OFF(check_tensors), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--override-kv", NULL}, "KEY=TYPE:VALUE", "override model metadata by key (types: int, float, bool, str); may be repeated",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_override_kv, GROUP_COMMON, 0 },
+    { {"--no-op-offload", NULL}, NULL, "disable offloading host tensor operations to device (default: false)",
+      NULL, 0, ARG_TRUE, OFF(no_op_offload), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-ngl", "--gpu-layers", "--n-gpu-layers", NULL}, "N", "max. number of layers to store in VRAM, 'auto' or 'all' (default: auto)",
+      "LLAMA_ARG_N_GPU_LAYERS", 0, ARG_FN, 0, NO_RANGE, h_ngl, GROUP_COMMON, 0 },
+    { {"-sm", "--split-mode", NULL}, "{none,layer,row}", "how to split the model across multiple GPUs (default: layer)",
+      "LLAMA_ARG_SPLIT_MODE", 0, ARG_FN, 0, NO_RANGE, h_split_mode, GROUP_COMMON, 0 },
+    { {"-mg", "--main-gpu", NULL}, "INDEX", "the GPU to use for the model with split-mode = none (default: 0)",
+      "LLAMA_ARG_MAIN_GPU", 0, ARG_INT, OFF(main_gpu), 0, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"-m", "--model", NULL}, "FNAME", "model path to load",
+      "LLAMA_ARG_MODEL", 0, ARG_FN, 0, NO_RANGE, h_model, GROUP_COMMON, 0 },
+    { {"-bs", "--backend-sampling", NULL}, NULL, "run the supported samplers on the model backend (default: disabled)",
+      "LLAMA_ARG_BACKEND_SAMPLING", 0, ARG_TRUE, OFF(sampling.backend_sampling), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-v", "--verbose", "--log-verbose", NULL}, NULL, "set verbosity level to infinity (i.e. log all messages, useful for debugging)",
+      "", 0, ARG_FN0, 0, NO_RANGE, h_verbose, GROUP_COMMON, 0 },
+    { {"-lv", "--verbosity", "--log-verbosity", NULL}, "N", "set the verbosity threshold: messages with a higher verbosity are ignored",
+      "LLAMA_LOG_VERBOSITY", 0, ARG_FN, 0, NO_RANGE, h_verbosity, GROUP_COMMON, 0 },
+    { {"--log-disable", NULL}, NULL, "log disable",
+      "", 0, ARG_FN0, 0, NO_RANGE, h_log_disable, GROUP_COMMON, 0 },
+    { {"--log-prefix", NULL}, NULL, "enable prefix in log messages",
+      "LLAMA_LOG_PREFIX", 0, ARG_FN0, 0, NO_RANGE, h_log_prefix, GROUP_COMMON, 0 },
+    { {"--log-timestamps", NULL}, NULL, "enable timestamps in log messages",
+      "LLAMA_LOG_TIMESTAMPS", 0, ARG_FN0, 0, NO_RANGE, h_log_timestamps, GROUP_COMMON, 0 },
+
+    // ----- sampling -----
+    { {"--samplers", NULL}, "SAMPLERS", "samplers used for generation in order, separated by ';' (default: penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature)",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_samplers, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_SAMPLERS },
+    { {"--sampling-seq", "--sampler-seq", NULL}, "SEQUENCE", "simplified sequence for samplers (default: edskypmxt)",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_sampling_seq, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_SAMPLERS },
+    { {"-s", "--seed", NULL}, "SEED", "RNG seed (default: -1, use random seed for -1)",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_seed, GROUP_SAMPLING, 0 },
+    { {"--ignore-eos", NULL}, NULL, "ignore end of stream token and continue generating",
+      NULL, 0, ARG_FN0, 0, NO_RANGE, h_ignore_eos, GROUP_SAMPLING, 0 },
+    { {"--temp", "--temperature", NULL}, "N", "temperature (default: 0.80)",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_temp, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_TEMP },
+    { {"--top-k", NULL}, "N", "top-k sampling (default: 40, 0 = disabled)",
+      NULL, 0, ARG_INT, OFF(sampling.top_k), INT32_MIN, INT32_MAX, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_TOP_K },
+    { {"--top-p", NULL}, "N", "top-p sampling (default: 0.95, 1.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.top_p), NO_RANGE, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_TOP_P },
+    { {"--min-p", NULL}, "N", "min-p sampling (default: 0.05, 0.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.min_p), NO_RANGE, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_MIN_P },
+    { {"--top-nsigma", "--top-n-sigma", NULL}, "N", "top-n-sigma sampling (default: -1.0, -1.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.top_n_sigma), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--xtc-probability", NULL}, "N", "xtc probability (default: 0.00, 0.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.xtc_probability), NO_RANGE, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_XTC_PROBABILITY },
+    { {"--xtc-threshold", NULL}, "N", "xtc threshold (default: 0.10, 1.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.xtc_threshold), NO_RANGE, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_XTC_THRESHOLD },
+    { {"--typical", "--typical-p", NULL}, "N", "locally typical sampling, parameter p (default: 1.00, 1.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.typ_p), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--repeat-last-n", NULL}, "N", "last n tokens to consider for penalize (default: 64, 0 = disabled, -1 = ctx_size)",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_repeat_last_n, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_PENALTY_LAST_N },
+    { {"--repeat-penalty", NULL}, "N", "penalize repeat sequence of tokens (default: 1.00, 1.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.penalty_repeat), NO_RANGE, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_PENALTY_REPEAT },
+    { {"--presence-penalty", NULL}, "N", "repeat alpha presence penalty (default: 0.00, 0.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.penalty_present), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--frequency-penalty", NULL}, "N", "repeat alpha frequency penalty (default: 0.00, 0.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.penalty_freq), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--dry-multiplier", NULL}, "N", "set DRY sampling multiplier (default: 0.00, 0.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.dry_multiplier), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--dry-base", NULL}, "N", "set DRY sampling base value (default: 1.75)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.dry_base), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--dry-allowed-length", NULL}, "N", "set allowed length for DRY sampling (default: 2)",
+      NULL, 0, ARG_INT, OFF(sampling.dry_allowed_length), 0, INT32_MAX, NULL, GROUP_SAMPLING, 0 },
+    { {"--dry-penalty-last-n", NULL}, "N", "set DRY penalty for the last n tokens (default: 64, 0 = disable, -1 = context size)",
+      NULL, 0, ARG_INT, OFF(sampling.dry_penalty_last_n), -1, INT32_MAX, NULL, GROUP_SAMPLING, 0 },
+    { {"--dry-sequence-breaker", NULL}, "STRING", "add sequence breaker for DRY sampling, clearing out default breakers ('\\n', ':', '\"', '*'); use \"none\" to not use any",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_dry_breaker, GROUP_SAMPLING, 0 },
+    { {"--dynatemp-range", NULL}, "N", "dynamic temperature range (default: 0.00, 0.0 = disabled)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.dynatemp_range), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--dynatemp-exp", NULL}, "N", "dynamic temperature exponent (default: 1.00)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.dynatemp_exponent), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
+    { {"--mirostat", NULL}, "N", "use Mirostat sampling: 0 = disabled, 1 = Mirostat, 2 = Mirostat 2.0 (default: 0)",
+      NULL, 0, ARG_INT, OFF(sampling.mirostat), 0, 2, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_MIROSTAT },
+    { {"--mirostat-lr", NULL}, "N", "Mirostat learning rate, parameter eta (default: 0.10)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.mirostat_eta), NO_RANGE, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_MIROSTAT_ETA },
+    { {"--mirostat-ent", NULL}, "N", "Mirostat target entropy, parameter tau (default: 5.00)",
+      NULL, 0, ARG_FLOAT, OFF(sampling.mirostat_tau), NO_RANGE, NULL, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_MIROSTAT_TAU },
+    { {"-l", "--logit-bias", NULL}, "TOKEN_ID(+/-)BIAS", "modifies the likelihood of token appearing in the completion, e.g. `--logit-bias 15043+1`",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_logit_bias, GROUP_SAMPLING, 0 },
+    { {"--grammar", NULL}, "GRAMMAR", "BNF-like grammar to constrain generations (default: none)",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_grammar, GROUP_SAMPLING, 0 },
+    { {"--grammar-file", NULL}, "FNAME", "file to read grammar from",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_grammar_file, GROUP_SAMPLING, 0 },
+
+    // ----- program-specific -----
+    { {"--pooling", NULL}, "{none,mean,cls,last,rank}", "pooling type for embeddings, use model default if unspecified",
+      "LLAMA_ARG_POOLING", EMBD_PROGRAMS, ARG_FN, 0, NO_RANGE, h_pooling, GROUP_EXAMPLE, 0 },
+    { {"--attention", NULL}, "{causal,non-causal}", "attention type for embeddings, use model default if unspecified",
+      NULL, EMBD_PROGRAMS, ARG_FN, 0, NO_RANGE, h_attention, GROUP_EXAMPLE, 0 },
+    { {"--embd-normalize", NULL}, "N", "normalisation for embeddings (default: 2) (-1=none, 0=max absolute int16, 1=taxicab, 2=euclidean, >2=p-norm)",
+      NULL, EMBD_PROGRAMS, ARG_INT, OFF(embd_normalize), -1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--embd-output-format", NULL}, "FORMAT", "empty = default, \"array\" = [[],[]...], \"json\" = openai style, \"json+\" = same \"json\" + cosine similarity matrix",
+      NULL, EMBD_PROGRAMS, ARG_FN, 0, NO_RANGE, h_embd_out, GROUP_EXAMPLE, 0 },
+    { {"--embd-separator", NULL}, "STRING", "separator of embeddings (default \\n) for example \"<#sep#>\"",
+      NULL, EMBD_PROGRAMS, ARG_STR, OFF(embd_sep), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--cls-separator", NULL}, "STRING", "separator of classification sequences (default \\t) for example \"<#seq#>\"",
+      NULL, EMBD_PROGRAMS, ARG_STR, OFF(cls_sep), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--embedding", "--embeddings", NULL}, NULL, "restrict to only support embedding use case; use only with dedicated embedding models (default: disabled)",
+      "LLAMA_ARG_EMBEDDINGS", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(embedding), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+
+    { {"--ppl-stride", NULL}, "N", "stride for perplexity calculation (default: 0)",
+      NULL, PPL_PROGRAMS, ARG_INT, OFF(ppl_stride), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--ppl-output-type", NULL}, "{0,1}", "output type for perplexity calculation (default: 0)",
+      NULL, PPL_PROGRAMS, ARG_INT, OFF(ppl_output_type), 0, 1, NULL, GROUP_EXAMPLE, 0 },
+    { {"--chunks", NULL}, "N", "max number of chunks to process (default: -1, -1 = all)",
+      NULL, PPL_PROGRAMS | EX(LLAMA_EXAMPLE_IMATRIX), ARG_INT, OFF(n_chunks), -1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--hellaswag", NULL}, NULL, "compute HellaSwag score over random tasks from datafile supplied with -f",
+      NULL, PPL_PROGRAMS, ARG_TRUE, OFF(hellaswag), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--winogrande", NULL}, NULL, "compute Winogrande score over random tasks from datafile supplied with -f",
+      NULL, PPL_PROGRAMS, ARG_TRUE, OFF(winogrande), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--multiple-choice", NULL}, NULL, "compute multiple choice score over random tasks from datafile supplied with -f",
+      NULL, PPL_PROGRAMS, ARG_TRUE, OFF(multiple_choice), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--kl-divergence", NULL}, NULL, "computes KL-divergence to logits provided via --kl-divergence-base",
+      NULL, PPL_PROGRAMS, ARG_TRUE, OFF(kl_divergence), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--kl-divergence-base", NULL}, "FNAME", "set logits file",
+      NULL, PPL_PROGRAMS, ARG_STR, OFF(logits_file), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+
+    { {"--host", NULL}, "HOST", "ip address to listen (default: 127.0.0.1)",
+      "LLAMA_ARG_HOST", EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(hostname), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--port", NULL}, "PORT", "port to listen (default: 8080)",
+      "LLAMA_ARG_PORT", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(port), 0, 65535, NULL, GROUP_EXAMPLE, 0 },
+    { {"-to", "--timeout", NULL}, "N", "server read/write timeout in seconds (default: 600)",
+      "LLAMA_ARG_TIMEOUT", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(timeout_read), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--threads-http", NULL}, "N", "number of threads used to process HTTP requests (default: -1)",
+      "LLAMA_ARG_THREADS_HTTP", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(n_threads_http), -1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+
+    { {"--spec-type", NULL}, "TYPE[,TYPE...]", "speculative decoding types: none, draft-simple, ngram-simple, ngram-cache, ... (default: none)",
+      "LLAMA_ARG_SPEC_TYPE", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_spec_type, GROUP_EXAMPLE, 0 },
+    { {"-md", "--model-draft", NULL}, "FNAME", "draft model for speculative decoding (default: unused)",
+      "LLAMA_ARG_MODEL_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_model_draft, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-n-max", NULL}, "N", "number of tokens to draft for speculative decoding (default: 3)",
+      "LLAMA_ARG_SPEC_DRAFT_N_MAX", SPEC_PROGRAMS, ARG_INT, OFF(speculative.draft.n_max), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-n-min", NULL}, "N", "minimum number of draft tokens to use for speculative decoding (default: 0)",
+      "LLAMA_ARG_SPEC_DRAFT_N_MIN", SPEC_PROGRAMS, ARG_INT, OFF(speculative.draft.n_min), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-p-split", NULL}, "P", "speculative decoding split probability (default: 0.10)",
+      "LLAMA_ARG_SPEC_DRAFT_P_SPLIT", SPEC_PROGRAMS, ARG_FLOAT, OFF(speculative.draft.p_split), 0, 1, NULL, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-p-min", NULL}, "P", "minimum speculative decoding probability (greedy) (default: 0.00)",
+      "LLAMA_ARG_SPEC_DRAFT_P_MIN", SPEC_PROGRAMS, ARG_FLOAT, OFF(speculative.draft.p_min), 0, 1, NULL, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-backend-sampling", NULL}, NULL, "offload draft sampling to the backend (default: enabled)",
+      NULL, SPEC_PROGRAMS, ARG_TRUE, OFF(speculative.draft.backend_sampling), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--no-spec-draft-backend-sampling", NULL}, NULL, "sample draft tokens on the CPU",
+      NULL, SPEC_PROGRAMS, ARG_FALSE, OFF(speculative.draft.backend_sampling), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-cd", "--ctx-size-draft", NULL}, "N", "size of the prompt context for the draft model (default: 0, 0 = loaded from model)",
+      "LLAMA_ARG_CTX_SIZE_DRAFT", SPEC_PROGRAMS, ARG_INT, OFF(speculative.draft.n_ctx), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft", NULL}, "N", "max. number of draft model layers to store in VRAM (default: auto)",
+      "LLAMA_ARG_N_GPU_LAYERS_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngld, GROUP_EXAMPLE, 0 },
+    { {"-td", "--threads-draft", NULL}, "N", "number of threads to use during generation for the draft model (default: same as --threads)",
+      NULL, SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_threads_draft, GROUP_EXAMPLE, 0 },
+    { {"-tbd", "--threads-batch-draft", NULL}, "N", "number of threads to use during batch and prompt processing for the draft model",
+      NULL, SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_threads_batch_draft, GROUP_EXAMPLE, 0 },
+    { {"-ctkd", "--cache-type-k-draft", NULL}, "TYPE", "KV cache data type for K for the draft model (default: f16)",
+      "LLAMA_ARG_CACHE_TYPE_K_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ctkd, GROUP_EXAMPLE, 0 },
+    { {"-ctvd", "--cache-type-v-draft", NULL}, "TYPE", "KV cache data type for V for the draft model (default: f16)",
+      "LLAMA_ARG_CACHE_TYPE_V_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ctvd, GROUP_EXAMPLE, 0 },
+    { {"-lcs", "--lookup-cache-static", NULL}, "FNAME", "path to static lookup cache to use for lookup decoding (not updated by generation)",
+      NULL, EX(LLAMA_EXAMPLE_LOOKUP), ARG_STR, OFF(speculative.lookup_cache_static), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-lcd", "--lookup-cache-dynamic", NULL}, "FNAME", "path to dynamic lookup cache to use for lookup decoding (updated by generation)",
+      NULL, EX(LLAMA_EXAMPLE_LOOKUP), ARG_STR, OFF(speculative.lookup_cache_dynamic), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+};
+
+#define N_ARGS ((int32_t) (sizeof(k_args) / sizeof(k_args[0])))
+
+int32_t common_arg_count(void) {
+    return N_ARGS;
+}
+
+const char * const * common_arg_names(int32_t i) {
+    return (i >= 0 && i < N_ARGS) ? k_args[i].names : NULL;
+}
+
+const char * common_arg_value_hint(int32_t i) {
+    return (i >= 0 && i < N_ARGS) ? k_args[i].value_hint : NULL;
+}
+
+bool common_arg_applies(int32_t i, enum llama_example ex) {
+    if (i < 0 || i >= N_ARGS) {
+        return false;
+    }
+    const uint64_t m = k_args[i].examples;
+    return m == 0 || (m & EX(ex)) != 0 || ex == LLAMA_EXAMPLE_COMMON;
+}
+
+// the env variable of an option: explicit, or LLAMA_ARG_ + the first long name in upper case; NULL = none
+static const char * arg_env(const struct common_arg * a, char * buf, size_t size) {
+    if (a->env) {
+        return a->env[0] ? a->env : NULL;
+    }
+    const char * lname = NULL;
+    for (int k = 0; a->names[k]; k++) {
+        if (strncmp(a->names[k], "--", 2) == 0) {
+            lname = a->names[k] + 2;
+            break;
+        }
+    }
+    if (!lname) {
+        return NULL;
+    }
+    int n = snprintf(buf, size, "LLAMA_ARG_");
+    if (n < 0 || (size_t) n >= size) {
+        return NULL;
+    }
+    size_t w = (size_t) n;
+    for (const char * c = lname; *c && w + 1 < size; c++) {
+        buf[w++] = *c == '-' ? '_' : (char) toupper((unsigned char) *c);
+    }
+    buf[w] = '\0';
+    return buf;
+}
+
+const char * common_arg_env(int32_t i, char * buf, size_t buf_size) {
+    if (i < 0 || i >= N_ARGS) {
+        return NULL;
+    }
+    return arg_env(&k_args[i], buf, buf_size);
+}
+
+// stores `value` (NULL for a flag) into params according to the option's kind
+static const char * arg_apply(const struct common_arg * a, struct common_params * p, const char * value) {
+    char * base = (char *) p;
+    const bool ranged = a->lo <= a->hi;
+    switch (a->kind) {
+        case ARG_INT: {
+            long long n;
+            if (!parse_i64(value, &n) || n < INT32_MIN || n > INT32_MAX) {
+                return arg_errorf("invalid integer '%s'", value);
+            }
+            if (ranged && (n < (long long) a->lo || n > (long long) a->hi)) {
+                return arg_errorf("value %lld out of range [%lld, %lld]", n, (long long) a->lo, (long long) a->hi);
+            }
+            int32_t v = (int32_t) n;
+            memcpy(base + a->off, &v, sizeof(v));
+        } break;
+        case ARG_FLOAT: {
+            double d;
+            if (!parse_f64(value, &d)) {
+                return arg_errorf("invalid number '%s'", value);
+            }
+            if (ranged && (d < a->lo || d > a->hi)) {
+                return arg_errorf("value %g out of range [%g, %g]", d, a->lo, a->hi);
+            }
+            float f = (float) d;
+            memcpy(base + a->off, &f, sizeof(f));
+        } break;
+        case ARG_STR: {
+            char ** field = (char **) (void *) (base + a->off);
+            if (!common_params_set_str(field, value)) {
+                return "out of memory";
+            }
+        } break;
+        case ARG_TRUE:
+        case ARG_FALSE: {
+            bool b = a->kind == ARG_TRUE;
+            memcpy(base + a->off, &b, sizeof(b));
+        } break;
+        case ARG_FN:
+        case ARG_FN0: {
+            const char * e = a->fn(p, value);
+            if (e) {
+                return e;
+            }
+        } break;
+    }
+    p->sampling.user_sampling_config |= a->sampling_bit;
+    return NULL;
+}
+
+static bool arg_takes_value(const struct common_arg * a) {
+    return a->value_hint != NULL;
+}
+
+static const struct common_arg * arg_find(const char * name, enum llama_example ex, bool * other_program) {
+    *other_program = false;
+    for (int32_t i = 0; i < N_ARGS; i++) {
+        for (int k = 0; k < 4 && k_args[i].names[k]; k++) {
+            if (strcmp(k_args[i].names[k], name) == 0) {
+                if (common_arg_applies(i, ex)) {
+                    return &k_args[i];
+                }
+                *other_program = true;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void set_err(char * err, size_t err_size, const char * fmt, ...) COMMON_LOG_ATTRIBUTE_FORMAT(3, 4);
+
+static void set_err(char * err, size_t err_size, const char * fmt, ...) {
+    if (!err || err_size == 0) {
+        return;
+    }
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(err, err_size, fmt, args);
+    va_end(args);
+}
+
+static void postprocess_cpu(struct common_cpu_params * c, const struct common_cpu_params * role) {
+    if (c->n_threads < 0) {
+        c->n_threads = role ? role->n_threads : common_cpu_get_num_math();
+    }
+}
+
+static void print_version(void) {
+    printf("version: %d (%s)\n", LLAMA_C_BUILD_NUMBER, LLAMA_C_COMMIT);
+#if defined(__clang__)
+    printf("built with clang %d.%d.%d\n", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+    printf("built with gcc %d.%d.%d\n", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#endif
+}
+
+enum common_arg_status common_params_parse_ex(int argc, char ** argv, struct common_params * params,
+                                              enum llama_example ex, char * err, size_t err_size) {
+    if (err && err_size) {
+        err[0] = '\0';
+    }
+
+    // environment first, so that the command line overrides it
+    for (int32_t i = 0; i < N_ARGS; i++) {
+        const struct common_arg * a = &k_args[i];
+        if (!common_arg_applies(i, ex)) {
+            continue;
+        }
+        char envbuf[128];
+        const char * env = arg_env(a, envbuf, sizeof(envbuf));
+        const char * val = env ? getenv(env) : NULL;
+        if (!val) {
+            continue;
+        }
+        const char * e = NULL;
+        if (arg_takes_value(a)) {
+            e = arg_apply(a, params, val);
+        } else {
+            int b = parse_bool_word(val);
+            if (b < 0) {
+                e = "expected a boolean (1/0, true/false, on/off, enabled/disabled)";
+            } else if (b == 1) {
+                e = arg_apply(a, params, NULL);
+            }
+        }
+        if (e) {
+            set_err(err, err_size, "error while handling environment variable \"%s\": %s", env, e);
+            return COMMON_ARG_ERROR;
+        }
+    }
+
+    bool want_version = false;
+    for (int i = 1; i < argc; i++) {
+        const char * arg = argv[i];
+        if (!arg) {
+            break;
+        }
+        bool other = false;
+        const struct common_arg * a = arg_find(arg, ex, &other);
+        if (!a) {
+            if (other) {
+                set_err(err, err_size, "error: argument %s is not supported by this program", arg);
+            } else {
+                set_err(err, err_size, "error: invalid argument: %s", arg);
+            }
+            return COMMON_ARG_ERROR;
+        }
+        if (a->fn == h_version) {
+            want_version = true;
+            continue;
+        }
+        const char * value = NULL;
+        if (arg_takes_value(a)) {
+            if (i + 1 >= argc || !argv[i + 1]) {
+                set_err(err, err_size, "error: expected value for argument: %s", arg);
+                return COMMON_ARG_ERROR;
+            }
+            value = argv[++i];
+        }
+        const char * e = arg_apply(a, params, value);
+        if (e) {
+            set_err(err, err_size, "error while handling argument \"%s\": %s", arg, e);
+            return COMMON_ARG_ERROR;
+        }
+    }
+
+    if (params->usage) {
+        common_params_print_usage(stdout, ex);
+        return COMMON_ARG_EXIT;
+    }
+    if (want_version) {
+        print_version();
+        return COMMON_ARG_EXIT;
+    }
+
+    postprocess_cpu(&params->cpuparams, NULL);
+    postprocess_cpu(&params->cpuparams_batch, &params->cpuparams);
+    postprocess_cpu(&params->speculative.draft.cpuparams, &params->cpuparams);
+    postprocess_cpu(&params->speculative.draft.cpuparams_batch, &params->speculative.draft.cpuparams);
+
+    if (params->escape) {
+        common_string_process_escapes(params->prompt);
+        common_string_process_escapes(params->input_prefix);
+        common_string_process_escapes(params->input_suffix);
+        for (int i = 0; i < params->n_antiprompt; i++) {
+            common_string_process_escapes(params->antiprompt[i]);
+        }
+    }
+
+    if (params->n_ubatch > params->n_batch) {
+        // llama.cpp clamps ubatch to batch inside the context; doing it here keeps printed values honest
+        params->n_ubatch = params->n_batch;
+    }
+
+    return COMMON_ARG_OK;
+}
+
+bool common_params_parse(int argc, char ** argv, struct common_params * params, enum llama_example ex,
+                         void (*print_usage)(int, char **)) {
+    char err[640];
+    enum common_arg_status st = common_params_parse_ex(argc, argv, params, ex, err, sizeof(err));
+    if (st == COMMON_ARG_ERROR) {
+        fprintf(stderr, "%s\n", err);
+        return false;
+    }
+    if (st == COMMON_ARG_EXIT) {
+        if (params->usage && print_usage) {
+            print_usage(argc, argv);
+        }
+        fflush(stdout);
+        exit(0);
+    }
+    return true;
+}
+
+static void print_group(FILE * out, enum llama_example ex, enum arg_group group) {
+    for (int32_t i = 0; i < N_ARGS; i++) {
+        const struct common_arg * a = &k_args[i];
+        if (a->group != group || !common_arg_applies(i, ex)) {
+            continue;
+        }
+        char left[160];
+        size_t w = 0;
+        left[0] = '\0';
+        for (int k = 0; a->names[k]; k++) {
+            int n = snprintf(left + w, sizeof(left) - w, "%s%s", k ? ", " : "", a->names[k]);
+            if (n < 0 || (size_t) n >= sizeof(left) - w) {
+                break;
+            }
+            w += (size_t) n;
+        }
+        if (a->value_hint && w < sizeof(left)) {
+            snprintf(left + w, sizeof(left) - w, " %s", a->value_hint);
+        }
+        char envbuf[128];
+        const char * env = arg_env(a, envbuf, sizeof(envbuf));
+        if (strlen(left) <= 40) {
+            fprintf(out, "%-40s %s", left, a->help);
+        } else {
+            fprintf(out, "%s\n%-40s %s", left, "", a->help);
+        }
+        if (env) {
+            fprintf(out, "\n%-40s (env: %s)", "", env);
+        }
+        fputc('\n', out);
+    }
+}
+
+void common_params_print_usage(FILE * out, enum llama_example ex) {
+    fprintf(out, "----- common params -----\n\n");
+    print_group(out, ex, GROUP_COMMON);
+    fprintf(out, "\n\n----- sampling params -----\n\n");
+    print_group(out, ex, GROUP_SAMPLING);
+    fprintf(out, "\n\n----- example-specific params -----\n\n");
+    print_group(out, ex, GROUP_EXAMPLE);
+    fputc('\n', out);
+}

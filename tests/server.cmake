@@ -1,0 +1,21 @@
+# llama-server: the real binary on a free loopback port, driven by Python 3 + requests (Debian python3-requests)
+if (TARGET llama-server)
+    find_package(Python3 COMPONENTS Interpreter)
+    if (Python3_FOUND)
+        add_test(NAME test-server
+                 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server.py
+                         --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+        set_tests_properties(test-server PROPERTIES LABELS server TIMEOUT 600)
+    endif()
+endif()
+
+# the transport alone (streams, suspend/resume, disconnects) over real loopback sockets
+pkg_check_modules(SRVT_MHD     IMPORTED_TARGET libmicrohttpd)
+pkg_check_modules(SRVT_JANSSON IMPORTED_TARGET jansson)
+if (SRVT_MHD_FOUND AND SRVT_JANSSON_FOUND)
+    set(_srv ${CMAKE_SOURCE_DIR}/tools/server)
+    llama_test(NAME test-server-http
+               SOURCES server/test-server-http.c ${_srv}/server-http.c ${_srv}/server-errors.c ${_srv}/server-json.c
+               LIBS PkgConfig::SRVT_MHD PkgConfig::SRVT_JANSSON Threads::Threads LABELS server)
+    target_include_directories(test-server-http PRIVATE ${_srv})
+endif()

@@ -1,0 +1,457 @@
+// End-to-end tests of llama-simple, llama-completion, llama-batched and llama-embedding: the programs are
+// run as child processes and their stdout is compared with llama.cpp's outputs in reference/kjv/index.json
+// (greedy and seeded-sampling cases); bad command lines and bad files must end with status 1 and an error
+// message, never with a signal.
+//
+// usage: test-programs MODE simple completion batched embedding
+//   MODE = basic    : kjv-target-f32 greedy (simple, completion, batched), embedding checks, error cases
+//          quant    : greedy completion for the other six kjv model files
+//          sampling : the six seeded sampling cases
+#include "harness.h"
+
+#include "gguf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char * g_bin_simple;
+static const char * g_bin_completion;
+static const char * g_bin_batched;
+static const char * g_bin_embedding;
+
+struct run_result {
+    int    status;  // exit code, or -signal
+    char * out;
+    char * err;
+};
+
+static void run_free(struct run_result * r) {
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+// runs argv (NULL-terminated) with stdout/stderr captured in files
+static struct run_result run(char * const argv[]) {
+    struct run_result r = { -1000, NULL, NULL };
+    char out_path[] = "/tmp/test-programs-out-XXXXXX";
+    char err_path[] = "/tmp/test-programs-err-XXXXXX";
+    int fo = mkstemp(out_path);
+    int fe = mkstemp(err_path);
+    if (fo < 0 || fe < 0) {
+        return r;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid > 0 && waitpid(pid, &st, 0) == pid) {
+        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+    }
+    close(fo);
+    close(fe);
+    r.out = th_read_file(out_path, NULL);
+    r.err = th_read_file(err_path, NULL);
+    unlink(out_path);
+    unlink(err_path);
+    if (!r.out) r.out = calloc(1, 1);
+    if (!r.err) r.err = calloc(1, 1);
+    return r;
+}
+
+static json_t * load_index(void) {
+    const char * path = th_data_path("reference/kjv/index.json");
+    if (!th_require_file(path)) {
+        return NULL;
+    }
+    json_error_t jerr;
+    json_t * root = json_load_file(path, 0, &jerr);
+    TH_CHECK(root != NULL, "index.json: %s", jerr.text);
+    return root;
+}
+
+static const char * jstr(const json_t * o, const char * key) {
+    const json_t * v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static int count_lines(const char * s) {
+    int n = 0;
+    for (; *s; s++) {
+        n += *s == '\n';
+    }
+    return n;
+}
+
+// one greedy case through llama-completion: stdout must equal llama.cpp's byte for byte
+static void check_completion_case(const json_t * c, const char * extra_sampling_args[]) {
+    const char * model  = jstr(c, "model");
+    const char * prompt = jstr(c, "prompt");
+    const char * expect = jstr(c, "stdout");
+    const char * mpath  = th_data_path("models/kjv/%s", model);
+    if (!th_require_file(mpath)) {
+        return;
+    }
+    char * argv[40];
+    int a = 0;
+    argv[a++] = (char *) g_bin_completion;
+    argv[a++] = "-m"; argv[a++] = (char *) mpath;
+    argv[a++] = "-p"; argv[a++] = (char *) prompt;
+    argv[a++] = "-n"; argv[a++] = "64";
+    argv[a++] = "-no-cnv";
+    argv[a++] = "-t"; argv[a++] = "1";
+    for (int k = 0; extra_sampling_args[k]; k++) {
+        argv[a++] = (char *) extra_sampling_args[k];
+    }
+    argv[a] = NULL;
+    struct run_result r = run(argv);
+    TH_CHECK(r.status == 0, "%s '%s': exit %d\n%s", model, prompt, r.status, r.err);
+    TH_CHECK(strcmp(r.out, expect) == 0, "%s '%s' (%s):\n  got      '%s'\n  expected '%s'", model, prompt,
+             jstr(c, "sampler"), r.out, expect);
+    run_free(&r);
+}
+
+static void test_greedy_completion(const json_t * root, bool f32_only) {
+    const char * greedy_args[] = { "--temp", "0", NULL };
+    const json_t * cases = json_object_get(root, "greedy");
+    size_t i;
+    const json_t * c;
+    int n = 0;
+    json_array_foreach(cases, i, c) {
+        const bool is_f32 = strcmp(jstr(c, "model"), "kjv-target-f32.gguf") == 0;
+        if (is_f32 != f32_only) {
+            continue;
+        }
+        check_completion_case(c, greedy_args);
+        n++;
+    }
+    TH_CHECK(n == (f32_only ? 5 : 30), "greedy cases run: %d", n);
+}
+
+static void test_sampling(const json_t * root) {
+    const json_t * cases = json_object_get(root, "sampling");
+    size_t i;
+    const json_t * c;
+    int n = 0;
+    json_array_foreach(cases, i, c) {
+        // the sampler options are the part of the command between -n 64 and -no-cnv
+        const char * cmd = jstr(c, "command");
+        const char * from = strstr(cmd, "-n 64 ");
+        const char * to   = strstr(cmd, " -no-cnv");
+        TH_CHECK(from && to && to > from, "command shape: %s", cmd);
+        if (!from || !to || to <= from) {
+            continue;
+        }
+        from += 6;
+        char opts[512];
+        snprintf(opts, sizeof(opts), "%.*s", (int) (to - from), from);
+        const char * args[32];
+        int na = 0;
+        for (char * tok = strtok(opts, " "); tok && na < 31; tok = strtok(NULL, " ")) {
+            args[na++] = tok;
+        }
+        args[na] = NULL;
+        check_completion_case(c, args);
+        n++;
+    }
+    TH_CHECK(n == 6, "sampling cases run: %d", n);
+}
+
+static void test_simple(const json_t * root) {
+    const json_t * cases = json_object_get(root, "greedy");
+    size_t i;
+    const json_t * c;
+    json_array_foreach(cases, i, c) {
+        if (strcmp(jstr(c, "model"), "kjv-target-f32.gguf") != 0) {
+            continue;
+        }
+        const char * mpath = th_data_path("models/kjv/%s", jstr(c, "model"));
+        if (!th_require_file(mpath)) {
+            return;
+        }
+        // llama-simple takes the prompt as trailing words and renders special tokens (BOS = "<s>")
+        char * argv[] = { (char *) g_bin_simple, "-m", (char *) mpath, "-n", "64", (char *) jstr(c, "prompt"), NULL };
+        struct run_result r = run(argv);
+        char expect[4096];
+        snprintf(expect, sizeof(expect), "<s> %s%s\n", jstr(c, "prompt"), jstr(c, "generated_text"));
+        TH_CHECK(r.status == 0, "simple exit %d: %s", r.status, r.err);
+        TH_CHECK(strcmp(r.out, expect) == 0, "simple '%s':\n  got      '%s'\n  expected '%s'", jstr(c, "prompt"), r.out, expect);
+        TH_CHECK(strstr(r.err, "main: decoded 64 tokens in ") != NULL && strstr(r.err, " t/s") != NULL,
+                 "simple timing line missing:\n%s", r.err);
+        run_free(&r);
+    }
+}
+
+static void test_batched(const json_t * root) {
+    const char * mpath = th_data_path("models/kjv/kjv-target-f32.gguf");
+    if (!th_require_file(mpath)) {
+        return;
+    }
+    const json_t * cases = json_object_get(root, "greedy");
+    size_t i;
+    const json_t * c;
+    json_array_foreach(cases, i, c) {
+        if (strcmp(jstr(c, "model"), "kjv-target-f32.gguf") != 0 || strcmp(jstr(c, "prompt"), "And God said") != 0) {
+            continue;
+        }
+        // 4 greedy sequences of 40 tokens (prompt included) over one shared prompt: each must be the start of
+        // the greedy reference text
+        char * argv[] = { (char *) g_bin_batched, "-m", (char *) mpath, "-p", "And God said", "-n", "40", "-np", "4",
+                          "--temp", "0", "-t", "1", NULL };
+        struct run_result r = run(argv);
+        TH_CHECK(r.status == 0, "batched exit %d: %s", r.status, r.err);
+        const char * gen = jstr(c, "generated_text");
+        for (int s = 0; s < 4; s++) {
+            char head[64];
+            snprintf(head, sizeof(head), "sequence %d:\n\nAnd God said", s);
+            const char * at = strstr(r.out, head);
+            TH_CHECK(at != NULL, "batched: '%s' missing in\n%s", head, r.out);
+            if (!at) {
+                continue;
+            }
+            at += strlen(head);
+            const char * end = strstr(at, "\n\n");
+            const size_t len = end ? (size_t) (end - at) : strlen(at);
+            // 40 - 4 prompt tokens = 36 generated tokens; at least a good part of the text must be there
+            TH_CHECK(len > 40 && strncmp(at, gen, len) == 0, "batched sequence %d: '%.*s' is not a prefix of '%s'",
+                     s, (int) len, at, gen);
+        }
+        run_free(&r);
+    }
+}
+
+// parses the numbers after "embedding K: " on one line
+static int parse_embedding_line(const char * out, int k, float * vals, int max) {
+    char head[32];
+    snprintf(head, sizeof(head), "embedding %d: ", k);
+    const char * p = strstr(out, head);
+    if (!p) {
+        return -1;
+    }
+    p += strlen(head);
+    int n = 0;
+    while (n < max) {
+        char * end = NULL;
+        float v = strtof(p, &end);
+        if (end == p) {
+            break;
+        }
+        vals[n++] = v;
+        p = end;
+    }
+    return n;
+}
+
+static void test_embedding(void) {
+    const char * mpath = th_data_path("models/kjv/kjv-target-f32.gguf");
+    if (!th_require_file(mpath)) {
+        return;
+    }
+    enum { N_EMBD_MAX = 4096 };
+    static float one[N_EMBD_MAX], pair0[N_EMBD_MAX], pair1[N_EMBD_MAX], two[N_EMBD_MAX];
+
+    // one prompt: the full embedding, L2-normalized by default
+    char * argv1[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "In the beginning", "--pooling", "mean",
+                       "-t", "1", NULL };
+    struct run_result r = run(argv1);
+    TH_CHECK(r.status == 0, "embedding exit %d: %s", r.status, r.err);
+    const int n_embd = parse_embedding_line(r.out, 0, one, N_EMBD_MAX);
+    TH_CHECK(n_embd > 16, "embedding values: %d\n%s", n_embd, r.out);
+    double norm = 0.0;
+    for (int i = 0; i < n_embd; i++) {
+        norm += (double) one[i] * one[i];
+    }
+    TH_CHECK(fabs(sqrt(norm) - 1.0) < 1e-3, "L2 norm %f", sqrt(norm));
+    run_free(&r);
+
+    // two prompts in one batch give the same embeddings as each alone (pooling keeps sequences apart)
+    char * argv2[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "And God said\nIn the beginning",
+                       "--pooling", "mean", "--embd-output-format", "array", "-t", "1", NULL };
+    r = run(argv2);
+    TH_CHECK(r.status == 0, "embedding (2) exit %d: %s", r.status, r.err);
+    {
+        // "[[a,b,...],[c,d,...]]"
+        const char * p = strstr(r.out, "[[");
+        int k = 0, n0 = 0, n1 = 0;
+        if (p) {
+            p += 2;
+            while (*p && k < 2) {
+                char * end = NULL;
+                float v = strtof(p, &end);
+                if (end == p) {
+                    break;
+                }
+                if (k == 0 && n0 < N_EMBD_MAX) pair0[n0++] = v;
+                if (k == 1 && n1 < N_EMBD_MAX) pair1[n1++] = v;
+                p = end;
+                if (*p == ',') {
+                    p++;
+                } else if (strncmp(p, "],[", 3) == 0) {
+                    p += 3;
+                    k++;
+                } else {
+                    break;
+                }
+            }
+        }
+        TH_CHECK(n0 == n_embd && n1 == n_embd, "array output sizes %d %d (n_embd %d)", n0, n1, n_embd);
+        float max_diff = 0.0f;
+        for (int i = 0; i < n1 && i < n_embd; i++) {
+            float d = fabsf(pair1[i] - one[i]);
+            max_diff = d > max_diff ? d : max_diff;
+        }
+        TH_CHECK(max_diff < 2e-5f, "second prompt in a batch differs from it alone by %g", max_diff);
+        two[0] = 0;
+    }
+    run_free(&r);
+
+    // identical lines: cosine similarity 1.00 in the matrix
+    char * argv3[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "Amen\nAmen", "--pooling", "last",
+                       "-t", "1", NULL };
+    r = run(argv3);
+    TH_CHECK(r.status == 0, "embedding (3) exit %d: %s", r.status, r.err);
+    TH_CHECK(strstr(r.out, "cosine similarity matrix:") != NULL && strstr(r.out, "  1.00   1.00 Amen") != NULL,
+             "similarity matrix:\n%s", r.out);
+    run_free(&r);
+
+    char * argv4[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "x", "--pooling", "max", NULL };
+    r = run(argv4);
+    TH_CHECK(r.status == 1 && strstr(r.err, "invalid pooling type 'max'") != NULL, "bad pooling: %d %s", r.status, r.err);
+    run_free(&r);
+}
+
+static void expect_failure(char * const argv[], const char * needle, bool one_line) {
+    struct run_result r = run(argv);
+    TH_CHECK(r.status == 1, "%s %s: exit status %d (want 1, no signal)\n%s", argv[0], argv[1] ? argv[1] : "", r.status, r.err);
+    TH_CHECK(strstr(r.err, needle) != NULL, "stderr lacks '%s':\n%s", needle, r.err);
+    if (one_line) {
+        TH_CHECK(count_lines(r.err) == 1, "want one error line, got:\n%s", r.err);
+    }
+    run_free(&r);
+}
+
+static void test_errors(void) {
+    const char * mpath = th_data_path("models/kjv/kjv-target-f32.gguf");
+    if (!th_require_file(mpath)) {
+        return;
+    }
+    {
+        char * argv[] = { (char *) g_bin_completion, "-m", (char *) mpath, "--bogus", NULL };
+        expect_failure(argv, "error: invalid argument: --bogus", true);
+    }
+    {
+        char * argv[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-n", NULL };
+        expect_failure(argv, "error: expected value for argument: -n", true);
+    }
+    {
+        char * argv[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-c", "lots", NULL };
+        expect_failure(argv, "invalid integer 'lots'", true);
+    }
+    {
+        char * argv[] = { (char *) g_bin_batched, "-m", (char *) mpath, "--pooling", "mean", NULL };
+        expect_failure(argv, "argument --pooling is not supported by this program", true);
+    }
+    {
+        char * argv[] = { (char *) g_bin_completion, "-m", "/nonexistent/model.gguf", "-p", "x", "-no-cnv", NULL };
+        expect_failure(argv, "unable to load model", false);
+    }
+    {
+        char * argv[] = { (char *) g_bin_simple, "-m", "/nonexistent/model.gguf", "x", NULL };
+        expect_failure(argv, "unable to load model", false);
+    }
+    {
+        char * argv[] = { (char *) g_bin_simple, "-n", "many", NULL };
+        expect_failure(argv, "-n expects", false);
+    }
+    {
+        char * argv[] = { (char *) g_bin_embedding, "-m", "/nonexistent/model.gguf", "-p", "x", NULL };
+        expect_failure(argv, "unable to load model", false);
+    }
+    // a GGUF whose architecture nobody knows
+    const char * bad_arch = "/tmp/test-programs-bad-arch.gguf";
+    {
+        struct gguf_init_params gp = { true, NULL };
+        struct gguf_context * g = gguf_init_from_file(mpath, gp);
+        TH_CHECK(g != NULL, "read model header");
+        if (g) {
+            gguf_set_val_str(g, "general.architecture", "no-such-arch");
+            TH_CHECK(gguf_write_to_file(g, bad_arch, true), "write bad-arch file");
+            gguf_free(g);
+            char * argv[] = { (char *) g_bin_completion, "-m", (char *) bad_arch, "-p", "x", "-no-cnv", NULL };
+            expect_failure(argv, "unable to load model", false);
+            unlink(bad_arch);
+        }
+    }
+    // not a GGUF at all
+    const char * junk = "/tmp/test-programs-junk.gguf";
+    {
+        FILE * f = fopen(junk, "wb");
+        if (f) {
+            fputs("this is not a model\n", f);
+            fclose(f);
+        }
+        char * argv[] = { (char *) g_bin_completion, "-m", (char *) junk, "-p", "x", "-no-cnv", NULL };
+        expect_failure(argv, "unable to load model", false);
+        unlink(junk);
+    }
+    // a context far larger than memory
+    {
+        char * argv[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-c", "2000000000", "-p", "x", "-no-cnv", NULL };
+        expect_failure(argv, "unable to load model", false);
+    }
+    // a prompt longer than the context
+    {
+        char * argv[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-c", "16", "-p",
+                          "In the beginning God created the heaven and the earth. And the earth was without form",
+                          "-no-cnv", "--no-warmup", NULL };
+        expect_failure(argv, "prompt is too long", false);
+    }
+    // --help exits 0 with the usage on stdout
+    {
+        char * argv[] = { (char *) g_bin_completion, "--help", NULL };
+        struct run_result r = run(argv);
+        TH_CHECK(r.status == 0 && strstr(r.out, "-m,    --model") == NULL && strstr(r.out, "-m, --model FNAME") != NULL &&
+                 strstr(r.out, "example usage") != NULL, "--help: %d\n%s", r.status, r.out);
+        run_free(&r);
+    }
+}
+
+int main(int argc, char ** argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s basic|quant|sampling SIMPLE COMPLETION BATCHED EMBEDDING\n", argv[0]);
+        return 2;
+    }
+    const char * mode = argv[1];
+    g_bin_simple     = argv[2];
+    g_bin_completion = argv[3];
+    g_bin_batched    = argv[4];
+    g_bin_embedding  = argv[5];
+
+    json_t * root = load_index();
+    if (root) {
+        if (strcmp(mode, "basic") == 0) {
+            test_greedy_completion(root, true);
+            test_simple(root);
+            test_batched(root);
+            test_embedding();
+            test_errors();
+        } else if (strcmp(mode, "quant") == 0) {
+            test_greedy_completion(root, false);
+        } else if (strcmp(mode, "sampling") == 0) {
+            test_sampling(root);
+        } else {
+            TH_CHECK(false, "unknown mode %s", mode);
+        }
+        json_decref(root);
+    }
+    return th_finish();
+}

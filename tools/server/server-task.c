@@ -1,0 +1,106 @@
+#include "server-task.h"
+
+#include "llama.h"
+
+struct server_slot_params server_slot_params_default(void) {
+    struct server_slot_params p = {
+        .n_predict           = -1,
+        .n_keep              = 0,
+        .n_discard           = 0,
+        .stream              = true,
+        .ignore_eos          = false,
+        .timings_per_token   = false,
+        .post_sampling_probs = false,
+        .backend_sampling    = false,
+        .seed                = LLAMA_DEFAULT_SEED,
+        .temperature         = 0.8f,
+        .dynatemp_range      = 0.0f,
+        .dynatemp_exponent   = 1.0f,
+        .top_k               = 40,
+        .top_p               = 0.95f,
+        .min_p               = 0.05f,
+        .top_n_sigma         = -1.0f,
+        .xtc_probability     = 0.0f,
+        .xtc_threshold       = 0.1f,
+        .typical_p           = 1.0f,
+        .repeat_last_n       = 64,
+        .repeat_penalty      = 1.0f,
+        .presence_penalty    = 0.0f,
+        .frequency_penalty   = 0.0f,
+        .dry_multiplier      = 0.0f,
+        .dry_base            = 1.75f,
+        .dry_allowed_length  = 2,
+        .dry_penalty_last_n  = -1,
+        .mirostat            = 0,
+        .mirostat_tau        = 5.0f,
+        .mirostat_eta        = 0.1f,
+        .n_probs             = 0,
+        .min_keep            = 0,
+        .speculative_n_max   = 16,
+        .speculative_n_min   = 0,
+        .speculative_p_min   = 0.75f,
+    };
+    return p;
+}
+
+json_t * server_slot_params_to_json(const struct server_slot_params * p) {
+    static const char * const dry_breakers[] = { "\n", ":", "\"", "*" };
+    // llama.cpp's default sampler order
+    static const char * const samplers[] = {
+        "penalties", "dry", "top_n_sigma", "top_k", "typ_p", "top_p", "min_p", "xtc", "temperature",
+    };
+    json_t * breakers = json_array();
+    for (size_t i = 0; i < sizeof(dry_breakers) / sizeof(dry_breakers[0]); i++) {
+        json_array_append_new(breakers, json_string(dry_breakers[i]));
+    }
+    json_t * smpl = json_array();
+    for (size_t i = 0; i < sizeof(samplers) / sizeof(samplers[0]); i++) {
+        json_array_append_new(smpl, json_string(samplers[i]));
+    }
+    json_t * o = json_pack("{s:i, s:I, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f,"
+                           " s:f, s:f, s:i, s:i, s:o, s:i, s:f, s:f, s:[], s:i, s:i, s:i, s:b, s:b, s:[],"
+                           " s:i, s:i, s:s, s:o, s:i, s:i, s:f, s:b, s:b, s:b, s:[]}",
+                           "n_predict",             p->n_predict,
+                           "seed",                  (json_int_t) p->seed,
+                           "temperature",           (double) p->temperature,
+                           "dynatemp_range",        (double) p->dynatemp_range,
+                           "dynatemp_exponent",     (double) p->dynatemp_exponent,
+                           "top_k",                 p->top_k,
+                           "top_p",                 (double) p->top_p,
+                           "min_p",                 (double) p->min_p,
+                           "top_n_sigma",           (double) p->top_n_sigma,
+                           "xtc_probability",       (double) p->xtc_probability,
+                           "xtc_threshold",         (double) p->xtc_threshold,
+                           "typical_p",             (double) p->typical_p,
+                           "repeat_last_n",         p->repeat_last_n,
+                           "repeat_penalty",        (double) p->repeat_penalty,
+                           "presence_penalty",      (double) p->presence_penalty,
+                           "frequency_penalty",     (double) p->frequency_penalty,
+                           "dry_multiplier",        (double) p->dry_multiplier,
+                           "dry_base",              (double) p->dry_base,
+                           "dry_allowed_length",    p->dry_allowed_length,
+                           "dry_penalty_last_n",    p->dry_penalty_last_n,
+                           "dry_sequence_breakers", breakers,
+                           "mirostat",              p->mirostat,
+                           "mirostat_tau",          (double) p->mirostat_tau,
+                           "mirostat_eta",          (double) p->mirostat_eta,
+                           "stop",
+                           "max_tokens",            p->n_predict,
+                           "n_keep",                p->n_keep,
+                           "n_discard",             p->n_discard,
+                           "ignore_eos",            (int) p->ignore_eos,
+                           "stream",                (int) p->stream,
+                           "logit_bias",
+                           "n_probs",               p->n_probs,
+                           "min_keep",              p->min_keep,
+                           "grammar",               "",
+                           "samplers",              smpl,
+                           "speculative.n_max",     p->speculative_n_max,
+                           "speculative.n_min",     p->speculative_n_min,
+                           "speculative.p_min",     (double) p->speculative_p_min,
+                           "timings_per_token",     (int) p->timings_per_token,
+                           "post_sampling_probs",   (int) p->post_sampling_probs,
+                           "backend_sampling",      (int) p->backend_sampling,
+                           "lora");
+    return o;
+}

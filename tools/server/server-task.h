@@ -1,0 +1,54 @@
+// Per-request generation parameters (llama.cpp's slot_params) with the server's defaults and their JSON form
+// as /props and /slots show it. Part 2 (completions) adds the request parser on top.
+#pragma once
+
+#include <jansson.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SERVER_MAX_STOP_WORDS 16
+
+struct server_slot_params {
+    int32_t  n_predict;          // -1 = unlimited
+    int32_t  n_keep;
+    int32_t  n_discard;
+    bool     stream;
+    bool     ignore_eos;
+    bool     timings_per_token;
+    bool     post_sampling_probs;
+    bool     backend_sampling;
+    uint32_t seed;               // LLAMA_DEFAULT_SEED = random
+    float    temperature;
+    float    dynatemp_range;
+    float    dynatemp_exponent;
+    int32_t  top_k;
+    float    top_p;
+    float    min_p;
+    float    top_n_sigma;
+    float    xtc_probability;
+    float    xtc_threshold;
+    float    typical_p;
+    int32_t  repeat_last_n;
+    float    repeat_penalty;
+    float    presence_penalty;
+    float    frequency_penalty;
+    float    dry_multiplier;
+    float    dry_base;
+    int32_t  dry_allowed_length;
+    int32_t  dry_penalty_last_n;
+    int32_t  mirostat;
+    float    mirostat_tau;
+    float    mirostat_eta;
+    int32_t  n_probs;
+    int32_t  min_keep;
+    int32_t  speculative_n_max;
+    int32_t  speculative_n_min;
+    float    speculative_p_min;
+};
+
+// llama.cpp's defaults (common_params_sampling + slot_params)
+struct server_slot_params server_slot_params_default(void);
+
+// the "params" object of /props and /slots; NULL when out of memory
+json_t * server_slot_params_to_json(const struct server_slot_params * p);
