@@ -46,6 +46,8 @@ struct common_arg {
 };
 
 static _Thread_local char arg_errbuf[512];
+// per-parse state: whether --dry-sequence-breaker was already seen (reset by common_params_parse_ex)
+static _Thread_local bool g_dry_breakers_given = false;
 
 static const char * arg_errorf(const char * fmt, ...) {
     va_list args;
@@ -472,10 +474,9 @@ static const char * h_repeat_last_n(struct common_params * p, const char * v) {
 }
 
 static const char * h_dry_breaker(struct common_params * p, const char * v) {
-    // the first use replaces the defaults; "none" means no breakers at all
-    static _Thread_local const struct common_params * seen = NULL;
-    if (seen != p) {
-        seen = p;
+    // the first use in a parse replaces the defaults; "none" means no breakers at all
+    if (!g_dry_breakers_given) {
+        g_dry_breakers_given = true;
         p->sampling.n_dry_sequence_breakers = 0;
     }
     if (strcmp(v, "none") == 0) {
@@ -1090,6 +1091,7 @@ enum common_arg_status common_params_parse_ex(int argc, char ** argv, struct com
     if (err && err_size) {
         err[0] = '\0';
     }
+    g_dry_breakers_given = false;
 
     // environment first, so that the command line overrides it
     for (int32_t i = 0; i < N_ARGS; i++) {

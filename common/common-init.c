@@ -27,6 +27,14 @@ struct common_init_result common_init_from_params(struct common_params * params)
         return res;
     }
 
+    // -1 means "the whole context" for the penalty windows
+    if (params->sampling.penalty_last_n == -1) {
+        params->sampling.penalty_last_n = (int32_t) llama_n_ctx(lctx);
+    }
+    if (params->sampling.dry_penalty_last_n == -1) {
+        params->sampling.dry_penalty_last_n = (int32_t) llama_n_ctx(lctx);
+    }
+
     if (params->ctx_shift && !llama_memory_can_shift(llama_get_memory(lctx))) {
         LOG_WRN("%s: KV cache shifting is not supported for this context, disabling KV cache shifting\n", __func__);
         params->ctx_shift = false;

@@ -277,12 +277,16 @@ struct common_params common_params_default(void) {
     return p;
 }
 
+static void free_str(char ** s) {
+    free(*s);
+    *s = NULL;
+}
+
 static void model_params_free(struct common_params_model * m) {
-    free(m->path);
-    free(m->url);
-    free(m->hf_repo);
-    free(m->hf_file);
-    memset(m, 0, sizeof(*m));
+    free_str(&m->path);
+    free_str(&m->url);
+    free_str(&m->hf_repo);
+    free_str(&m->hf_file);
 }
 
 void common_params_free(struct common_params * p) {
@@ -291,27 +295,32 @@ void common_params_free(struct common_params * p) {
     }
     model_params_free(&p->model);
     model_params_free(&p->speculative.draft.mparams);
-    free(p->speculative.lookup_cache_static);
-    free(p->speculative.lookup_cache_dynamic);
+    free_str(&p->speculative.lookup_cache_static);
+    free_str(&p->speculative.lookup_cache_dynamic);
     free(p->sampling.logit_bias);
-    free(p->sampling.grammar);
-    free(p->prompt);
-    free(p->system_prompt);
-    free(p->prompt_file);
-    free(p->path_prompt_cache);
-    free(p->input_prefix);
-    free(p->input_suffix);
-    free(p->logits_file);
+    p->sampling.logit_bias   = NULL;
+    p->sampling.n_logit_bias = 0;
+    free_str(&p->sampling.grammar);
+    free_str(&p->prompt);
+    free_str(&p->system_prompt);
+    free_str(&p->prompt_file);
+    free_str(&p->path_prompt_cache);
+    free_str(&p->input_prefix);
+    free_str(&p->input_suffix);
+    free_str(&p->logits_file);
     for (int i = 0; i < p->n_antiprompt; i++) {
         free(p->antiprompt[i]);
     }
     free(p->antiprompt);
+    p->antiprompt   = NULL;
+    p->n_antiprompt = 0;
     free(p->kv_overrides);
-    free(p->embd_out);
-    free(p->embd_sep);
-    free(p->cls_sep);
-    free(p->hostname);
-    *p = common_params_default();
+    p->kv_overrides   = NULL;
+    p->n_kv_overrides = 0;
+    free_str(&p->embd_out);
+    free_str(&p->embd_sep);
+    free_str(&p->cls_sep);
+    free_str(&p->hostname);
 }
 
 void common_init(void) {

@@ -265,7 +265,8 @@ struct common_params {
 
 // llama.cpp's defaults (strings that have a default are allocated)
 struct common_params common_params_default(void);
-// release every owned string/array and reset to defaults; safe on a defaults-only struct
+// release every owned string/array; the pointers become NULL (counts 0), other fields are kept.
+// Calling it again is harmless.
 void common_params_free(struct common_params * params);
 // replace an owned string field (*field); value NULL clears it. false when out of memory
 bool common_params_set_str(char ** field, const char * value);

@@ -248,10 +248,17 @@ static bool allocr_init_impl(
         // advances all of them
         llama_pos next[LLAMA_MAX_SEQ];
         for (uint32_t s = 0; s < n_seq_max; s++) {
-            next[s] = mem_pos_max ? mem_pos_max[s] + 1 : 0;
+            // INT32_MAX stays as a marker that the sequence cannot grow
+            next[s] = !mem_pos_max ? 0 : (mem_pos_max[s] == INT32_MAX ? INT32_MAX : mem_pos_max[s] + 1);
         }
         for (int32_t i = 0; i < n; i++) {
             const llama_pos p = next[ba->batch.seq_id[i][0]];
+            if (p == INT32_MAX) {
+                // the next position would not fit in llama_pos
+                LLAMA_LOG_ERROR("llama_batch: sequence %d has reached the largest position %d\n",
+                        ba->batch.seq_id[i][0], (int) INT32_MAX);
+                return false;
+            }
             ba->gen_pos[i] = p;
             for (int32_t s = 0; s < ba->batch.n_seq_id[i]; s++) {
                 next[ba->batch.seq_id[i][s]] = p + 1;
@@ -352,8 +359,9 @@ static bool allocr_init_impl(
             for (; b < n_pairs && pairs[b].s == s; b++) {
                 distinct += b == a || pairs[b].p != pairs[b - 1].p;
             }
-            const llama_pos span = ba->seq_pos_max[s] - ba->seq_pos_min[s] + 1;
-            if ((llama_pos) distinct < span) {
+            // in 64 bits: max - min + 1 overflows llama_pos for a batch spanning [0, INT32_MAX]
+            const int64_t span = (int64_t) ba->seq_pos_max[s] - ba->seq_pos_min[s] + 1;
+            if ((int64_t) distinct < span) {
                 LLAMA_LOG_ERROR("llama_batch: sequence %d positions are not continuous: %zu distinct positions in [%d, %d]\n",
                         s, distinct, ba->seq_pos_min[s], ba->seq_pos_max[s]);
                 ok = false;

@@ -1,6 +1,7 @@
 // Contexts: parameter resolution, decode (validate -> ubatches -> KV slots -> graph -> outputs), output getters,
 // embeddings pooling, threads / callbacks, perf counters.
 #include "llama-context.h"
+#include "llama-context-sampling.h"
 
 #include "llama-impl.h"
 #include "llama-kv-cache.h"
@@ -148,12 +149,6 @@ struct llama_context * llama_init_from_model(struct llama_model * model, struct 
     ctx->cb_eval             = params.cb_eval;
     ctx->cb_eval_user_data   = params.cb_eval_user_data;
 
-    if (params.n_samplers > 0) {
-        // backend sampling subgraphs are not built yet: the samplers run on the CPU path instead
-        LLAMA_LOG_WARN("llama_init_from_model: %zu backend sampler(s) given; backend sampling is not available, "
-                "sample with llama_sampler_sample\n", params.n_samplers);
-    }
-
     ctx->backend_cpu = ggml_backend_cpu_init();
     if (!ctx->backend_cpu) {
         LLAMA_LOG_ERROR("llama_init_from_model: failed to initialize the CPU backend\n");
@@ -181,7 +176,12 @@ struct llama_context * llama_init_from_model(struct llama_model * model, struct 
         return NULL;
     }
 
-    ctx->max_nodes = llm_graph_max_nodes(model);
+    // samplers after the cparams (they need n_outputs_max_per_seq) and before the graph is sized
+    if (!llama_ctx_sampling_init(ctx, &params)) {
+        llama_free(ctx);
+        return NULL;
+    }
+    ctx->max_nodes = llm_graph_max_nodes(model) + llama_ctx_sampling_graph_nodes(ctx, cp->n_ubatch);
     ctx->buf_meta_size = ggml_tensor_overhead() * ctx->max_nodes + ggml_graph_overhead_custom(ctx->max_nodes, false);
     ctx->buf_meta = malloc(ctx->buf_meta_size);
     ggml_backend_t backends[1] = { ctx->backend_cpu };
@@ -216,6 +216,7 @@ void llama_free(struct llama_context * ctx) {
     if (ctx->backend_cpu) {
         ggml_backend_free(ctx->backend_cpu);
     }
+    llama_ctx_sampling_free(ctx);
     llama_kv_cache_free(ctx->mem);
     llama_batch_allocr_free(&ctx->balloc);
     free(ctx->buf_meta);
@@ -356,8 +357,7 @@ static bool apply_kv_shift(struct llama_context * ctx) {
 
 // runs one ubatch; 0 ok, 2 aborted, -3 failure. Output rows go to row_off.. in emission order.
 static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch * ub, const int64_t * idxs,
-        uint32_t n_out, size_t row_off, struct ggml_tensor ** t_embd_all_out) {
-    (void) t_embd_all_out;
+        uint32_t n_out, size_t row_off) {
     struct ggml_context * ctx0 = graph_ctx(ctx);
     if (!ctx0) {
         return -3;
@@ -376,7 +376,7 @@ static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch 
     g.n_kv      = llama_kv_cache_n_kv(ctx->mem);
     g.k_idxs    = idxs;
     int rc = 0;
-    if (!llm_graph_build(&g)) {
+    if (!llm_graph_build(&g) || !llama_ctx_sampling_build(ctx, &g)) {
         ggml_free(ctx0);
         return -3;
     }
@@ -388,6 +388,7 @@ static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch 
         return -3;
     }
     llm_graph_set_inputs(&g);
+    llama_ctx_sampling_set_inputs(ctx);
     const int n_threads = ub->n_tokens == 1 ? ctx->cparams.n_threads : ctx->cparams.n_threads_batch;
     const enum ggml_status st = compute(ctx, g.gf, n_threads);
     if (st == GGML_STATUS_ABORTED) {
@@ -396,6 +397,7 @@ static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch 
         LLAMA_LOG_ERROR("llama_decode: graph compute failed (status %d)\n", (int) st);
         rc = -3;
     } else if (n_out > 0) {
+        llama_ctx_sampling_copy_outputs(ctx, row_off);
         const size_t n_vocab = ctx->model->hparams.n_vocab;
         const size_t n_embd  = ctx->model->hparams.n_embd;
         if (g.t_logits) {
@@ -549,6 +551,13 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
     }
     struct llama_batch_allocr * ba = &ctx->balloc;
     const uint32_t n_outputs_all = ba->n_outputs;
+    if (!llama_ctx_sampling_check_batch(ctx, &ba->batch)) {
+        return -1;
+    }
+    if (!llama_ctx_sampling_begin(ctx, n_outputs_all)) {
+        LLAMA_LOG_ERROR("llama_decode: out of memory for the sampled outputs\n");
+        return -3;
+    }
     if (!llama_context_reserve_outputs(ctx, n_outputs_all, (size_t) batch.n_tokens)) {
         LLAMA_LOG_ERROR("llama_decode: out of memory for %u outputs\n", n_outputs_all);
         return -3;
@@ -585,7 +594,7 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
             break;
         }
         const uint32_t n_out = ba->n_out_ids - n_out_before;
-        const int r = process_ubatch(ctx, &ub, idxs, n_out, row_off, NULL);
+        const int r = process_ubatch(ctx, &ub, idxs, n_out, row_off);
         if (r != 0) {
             drop_cells(ctx, idxs, ub.n_tokens);
             rc = r;
@@ -680,24 +689,6 @@ float * llama_get_embeddings_seq(struct llama_context * ctx, llama_seq_id seq_id
         return NULL;
     }
     return ctx->embd_seq + (size_t) seq_id * ctx->model->hparams.n_embd;
-}
-
-// backend sampling is not built yet: no context has backend samplers, so nothing was sampled on the backend
-llama_token llama_get_sampled_token_ith(struct llama_context * ctx, int32_t i) { (void) ctx; (void) i; return LLAMA_TOKEN_NULL; }
-float *  llama_get_sampled_probs_ith       (struct llama_context * ctx, int32_t i) { (void) ctx; (void) i; return NULL; }
-uint32_t llama_get_sampled_probs_count_ith (struct llama_context * ctx, int32_t i) { (void) ctx; (void) i; return 0; }
-float *  llama_get_sampled_logits_ith      (struct llama_context * ctx, int32_t i) { (void) ctx; (void) i; return NULL; }
-uint32_t llama_get_sampled_logits_count_ith(struct llama_context * ctx, int32_t i) { (void) ctx; (void) i; return 0; }
-llama_token * llama_get_sampled_candidates_ith(struct llama_context * ctx, int32_t i) { (void) ctx; (void) i; return NULL; }
-uint32_t llama_get_sampled_candidates_count_ith(struct llama_context * ctx, int32_t i) { (void) ctx; (void) i; return 0; }
-
-bool llama_set_sampler(struct llama_context * ctx, llama_seq_id seq_id, struct llama_sampler * smpl) {
-    (void) ctx;
-    if (smpl == NULL) {
-        return true; // removing a sampler that cannot have been set
-    }
-    LLAMA_LOG_WARN("llama_set_sampler: backend sampling is not available (seq_id %d); sample on the CPU\n", seq_id);
-    return false;
 }
 
 // ---- perf -------------------------------------------------------------------------------------------------

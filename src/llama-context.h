@@ -16,6 +16,11 @@
 extern "C" {
 #endif
 
+struct llama_ctx_sampling;
+
+// tells llama-context-sampling.c that the context carries the backend-sampling hooks
+#define LLAMA_CONTEXT_HAS_SAMPLING 1
+
 struct llama_context {
     const struct llama_model * model;
     struct llama_cparams cparams;
@@ -45,6 +50,8 @@ struct llama_context {
     void *              abort_callback_data;
     ggml_backend_sched_eval_callback cb_eval;
     void *                           cb_eval_user_data;
+
+    struct llama_ctx_sampling * sampling; // backend samplers per sequence and their outputs (NULL: none)
 
     // perf
     int64_t t_start_us;

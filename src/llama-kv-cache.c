@@ -73,6 +73,8 @@ struct llama_memory_i * llama_kv_cache_init(
     kv->size      = size;
     kv->n_seq_max = n_seq_max;
     kv->unified   = unified;
+    // like llama.cpp's per-sequence streams: without a unified cache each sequence owns an equal share
+    kv->seq_cap   = unified || n_seq_max == 0 ? size : size / n_seq_max;
     kv->type_k    = type_k;
     kv->type_v    = type_v;
     kv->rope      = *rope;
@@ -178,6 +180,23 @@ void llama_kv_cache_cells_restore(struct llama_memory_i * kv, struct llama_kv_ce
 bool llama_kv_cache_find_slot(struct llama_memory_i * kv, const struct llama_ubatch * ub, int64_t * idxs) {
     if (ub->n_tokens > kv->size - kv->used) {
         return false;
+    }
+    if (kv->seq_cap < kv->size) {
+        for (uint32_t u = 0; u < ub->n_seqs_unq; u++) {
+            const llama_seq_id s = ub->seq_id_unq[u];
+            uint32_t n_new = 0, n_have = 0;
+            for (uint32_t i = 0; i < ub->n_tokens; i++) {
+                for (int32_t k = 0; k < ub->n_seq_id[i]; k++) {
+                    n_new += ub->seq_id[i][k] == s;
+                }
+            }
+            for (uint32_t i = 0; i < kv->size; i++) {
+                n_have += kv->cells[i].pos >= 0 && seq_has(&kv->cells[i].seq, s);
+            }
+            if (n_have + n_new > kv->seq_cap) {
+                return false;
+            }
+        }
     }
     if (kv->used == 0) {
         kv->head = 0; // keep an empty cache compact so n_kv stays small

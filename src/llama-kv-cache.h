@@ -42,6 +42,7 @@ struct llama_memory_i {
     uint32_t size;               // cells
     uint32_t n_seq_max;
     bool     unified;
+    uint32_t seq_cap;            // cells one sequence may hold (size / n_seq_max when not unified, else size)
     enum ggml_type type_k;
     enum ggml_type type_v;
 

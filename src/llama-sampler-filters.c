@@ -32,6 +32,12 @@ static struct llama_sampler * top_k_clone(const struct llama_sampler * smpl) {
     return llama_sampler_init_top_k(((const struct sampler_top_k *) smpl->ctx)->k);
 }
 
+static void top_k_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    llama_sampler_backend_top_k(ctx, data, ((const struct sampler_top_k *) smpl->ctx)->k);
+}
+
 static struct llama_sampler_i llama_sampler_top_k_i = {
     /* .name              = */ top_k_name,
     /* .accept            = */ NULL,
@@ -39,9 +45,9 @@ static struct llama_sampler_i llama_sampler_top_k_i = {
     /* .reset             = */ NULL,
     /* .clone             = */ top_k_clone,
     /* .free              = */ llama_sampler_free_ctx,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ llama_sampler_backend_init_default,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
+    /* .backend_apply     = */ top_k_backend_apply,
     /* .backend_set_input = */ NULL,
     /* .backend_reset     = */ NULL,
     /* .copy_state        = */ llama_sampler_copy_state_none,
@@ -151,6 +157,13 @@ static void top_p_free(struct llama_sampler * smpl) {
     llama_sampler_free_ctx(smpl);
 }
 
+static void top_p_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    const struct sampler_top_p * c = smpl->ctx;
+    llama_sampler_backend_top_p(ctx, data, c->p, c->min_keep);
+}
+
 static struct llama_sampler_i llama_sampler_top_p_i = {
     /* .name              = */ top_p_name,
     /* .accept            = */ NULL,
@@ -158,9 +171,9 @@ static struct llama_sampler_i llama_sampler_top_p_i = {
     /* .reset             = */ NULL,
     /* .clone             = */ top_p_clone,
     /* .free              = */ top_p_free,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ llama_sampler_backend_init_default,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
+    /* .backend_apply     = */ top_p_backend_apply,
     /* .backend_set_input = */ NULL,
     /* .backend_reset     = */ NULL,
     /* .copy_state        = */ llama_sampler_copy_state_none,
@@ -247,6 +260,13 @@ static struct llama_sampler * min_p_clone(const struct llama_sampler * smpl) {
     return llama_sampler_init_min_p(ctx->p, ctx->min_keep);
 }
 
+static void min_p_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    const struct sampler_min_p * c = smpl->ctx;
+    llama_sampler_backend_min_p(ctx, data, c->p, c->min_keep);
+}
+
 static struct llama_sampler_i llama_sampler_min_p_i = {
     /* .name              = */ min_p_name,
     /* .accept            = */ NULL,
@@ -254,9 +274,9 @@ static struct llama_sampler_i llama_sampler_min_p_i = {
     /* .reset             = */ NULL,
     /* .clone             = */ min_p_clone,
     /* .free              = */ llama_sampler_free_ctx,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ llama_sampler_backend_init_default,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
+    /* .backend_apply     = */ min_p_backend_apply,
     /* .backend_set_input = */ NULL,
     /* .backend_reset     = */ NULL,
     /* .copy_state        = */ llama_sampler_copy_state_none,
@@ -393,6 +413,12 @@ static struct llama_sampler * temp_clone(const struct llama_sampler * smpl) {
     return llama_sampler_init_temp(((const struct sampler_temp *) smpl->ctx)->temp);
 }
 
+static void temp_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    llama_sampler_backend_temp(ctx, data, ((const struct sampler_temp *) smpl->ctx)->temp);
+}
+
 static struct llama_sampler_i llama_sampler_temp_i = {
     /* .name              = */ temp_name,
     /* .accept            = */ NULL,
@@ -400,9 +426,9 @@ static struct llama_sampler_i llama_sampler_temp_i = {
     /* .reset             = */ NULL,
     /* .clone             = */ temp_clone,
     /* .free              = */ llama_sampler_free_ctx,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ llama_sampler_backend_init_default,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
+    /* .backend_apply     = */ temp_backend_apply,
     /* .backend_set_input = */ NULL,
     /* .backend_reset     = */ NULL,
     /* .copy_state        = */ llama_sampler_copy_state_none,
@@ -485,6 +511,13 @@ static struct llama_sampler * temp_ext_clone(const struct llama_sampler * smpl) 
     return llama_sampler_init_temp_ext(ctx->temp, ctx->delta, ctx->exponent);
 }
 
+static void temp_ext_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    const struct sampler_temp_ext * c = smpl->ctx;
+    llama_sampler_backend_temp_ext(ctx, data, c->temp, c->delta, c->exponent);
+}
+
 static struct llama_sampler_i llama_sampler_temp_ext_i = {
     /* .name              = */ temp_ext_name,
     /* .accept            = */ NULL,
@@ -492,9 +525,9 @@ static struct llama_sampler_i llama_sampler_temp_ext_i = {
     /* .reset             = */ NULL,
     /* .clone             = */ temp_ext_clone,
     /* .free              = */ llama_sampler_free_ctx,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ llama_sampler_backend_init_default,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
+    /* .backend_apply     = */ temp_ext_backend_apply,
     /* .backend_set_input = */ NULL,
     /* .backend_reset     = */ NULL,
     /* .copy_state        = */ llama_sampler_copy_state_none,
@@ -700,6 +733,9 @@ struct sampler_logit_bias {
     int32_t            n_bias;
     llama_logit_bias * bias;      // [n_bias]
     llama_logit_bias * to_search; // [n_bias] scratch
+
+    // backend: one F32 [n_vocab] bias input per sampling graph, shared by its rows
+    struct ggml_tensor * inp_bias;
 };
 
 static const char * logit_bias_name(const struct llama_sampler * smpl) {
@@ -747,6 +783,42 @@ static void logit_bias_free(struct llama_sampler * smpl) {
     llama_sampler_free_ctx(smpl);
 }
 
+static void logit_bias_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    struct sampler_logit_bias * c = smpl->ctx;
+    if (!c->inp_bias) {
+        c->inp_bias = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, c->n_vocab);
+        ggml_set_name(c->inp_bias, "logit_bias");
+        ggml_set_input(c->inp_bias);
+    }
+    llama_sampler_backend_logit_bias(ctx, data, c->inp_bias);
+}
+
+static void logit_bias_backend_set_input(struct llama_sampler * smpl) {
+    struct sampler_logit_bias * c = smpl->ctx;
+    if (!c->inp_bias || !c->inp_bias->buffer) {
+        return;
+    }
+    float * full = calloc((size_t) c->n_vocab, sizeof(float));
+    if (!full) {
+        LLAMA_LOG_ERROR("%s: out of memory for %d biases\n", __func__, c->n_vocab);
+        return;
+    }
+    for (int32_t j = 0; j < c->n_bias; ++j) {
+        const llama_logit_bias lb = c->bias[j];
+        if (lb.token >= 0 && lb.token < c->n_vocab) {
+            full[lb.token] += lb.bias;
+        }
+    }
+    ggml_backend_tensor_set(c->inp_bias, full, 0, (size_t) c->n_vocab * sizeof(float));
+    free(full);
+}
+
+static void logit_bias_backend_reset(struct llama_sampler * smpl) {
+    ((struct sampler_logit_bias *) smpl->ctx)->inp_bias = NULL;
+}
+
 static struct llama_sampler_i llama_sampler_logit_bias_i = {
     /* .name              = */ logit_bias_name,
     /* .accept            = */ NULL,
@@ -754,11 +826,11 @@ static struct llama_sampler_i llama_sampler_logit_bias_i = {
     /* .reset             = */ NULL,
     /* .clone             = */ logit_bias_clone,
     /* .free              = */ logit_bias_free,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ llama_sampler_backend_init_default,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
-    /* .backend_set_input = */ NULL,
-    /* .backend_reset     = */ NULL,
+    /* .backend_apply     = */ logit_bias_backend_apply,
+    /* .backend_set_input = */ logit_bias_backend_set_input,
+    /* .backend_reset     = */ logit_bias_backend_reset,
     /* .copy_state        = */ llama_sampler_copy_state_none,
 };
 

@@ -215,6 +215,11 @@ struct sampler_penalties {
 
     struct token_ring prev;
     struct token_map  token_count; // occurrences of each token in prev
+
+    // backend (one output per sequence): per-token factor r + step(logit) * a, then minus sub; F32 [n_vocab] each
+    struct ggml_tensor * inp_r;
+    struct ggml_tensor * inp_a;
+    struct ggml_tensor * inp_sub;
 };
 
 static bool penalties_disabled(int32_t last_n, float repeat, float freq, float present) {
@@ -311,6 +316,85 @@ static void penalties_free(struct llama_sampler * smpl) {
     }
 }
 
+// the history changes between decodes, so it enters the graph as per-token inputs rather than constants
+static bool penalties_backend_init(struct llama_sampler * smpl, ggml_backend_buffer_type_t buft, uint32_t n_outputs_max_per_seq) {
+    // one graph sees one history: several outputs of a sequence would each need the tokens accepted before them
+    if (n_outputs_max_per_seq > 1) {
+        return false;
+    }
+    return llama_sampler_backend_support(smpl, buft);
+}
+
+static void penalties_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    struct sampler_penalties * c = smpl->ctx;
+    if (penalties_disabled(c->penalty_last_n, c->penalty_repeat, c->penalty_freq, c->penalty_present)) {
+        return;
+    }
+    if (!c->inp_r) {
+        c->inp_r   = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, c->n_vocab);
+        c->inp_a   = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, c->n_vocab);
+        c->inp_sub = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, c->n_vocab);
+        ggml_set_name(c->inp_r, "penalties_r");
+        ggml_set_name(c->inp_a, "penalties_a");
+        ggml_set_name(c->inp_sub, "penalties_sub");
+        ggml_set_input(c->inp_r);
+        ggml_set_input(c->inp_a);
+        ggml_set_input(c->inp_sub);
+    }
+    struct ggml_tensor * r = c->inp_r, * a = c->inp_a, * sub = c->inp_sub;
+    if (data->candidates) {
+        const int64_t n = data->candidates->ne[0];
+        r   = ggml_reshape_1d(ctx, ggml_get_rows(ctx, ggml_reshape_2d(ctx, r,   1, c->n_vocab), data->candidates), n);
+        a   = ggml_reshape_1d(ctx, ggml_get_rows(ctx, ggml_reshape_2d(ctx, a,   1, c->n_vocab), data->candidates), n);
+        sub = ggml_reshape_1d(ctx, ggml_get_rows(ctx, ggml_reshape_2d(ctx, sub, 1, c->n_vocab), data->candidates), n);
+    } else if (data->logits->ne[0] != c->n_vocab) {
+        return; // probe graph or a foreign vocabulary size
+    }
+    struct ggml_tensor * factor = ggml_add(ctx, r, ggml_mul(ctx, ggml_step(ctx, data->logits), a));
+    data->logits = ggml_sub(ctx, ggml_mul(ctx, data->logits, factor), sub);
+}
+
+static void penalties_backend_set_input(struct llama_sampler * smpl) {
+    struct sampler_penalties * c = smpl->ctx;
+    if (!c->inp_r || !c->inp_r->buffer) {
+        return;
+    }
+    const size_t n = (size_t) c->n_vocab;
+    float * buf = malloc(3 * n * sizeof(float));
+    if (!buf) {
+        LLAMA_LOG_ERROR("%s: out of memory\n", __func__);
+        return;
+    }
+    float * r = buf, * a = buf + n, * sub = buf + 2 * n;
+    for (size_t i = 0; i < n; ++i) {
+        r[i] = 1.0f;
+        a[i] = 0.0f;
+        sub[i] = 0.0f;
+    }
+    for (size_t i = 0; i < c->prev.size; ++i) {
+        const llama_token t = token_ring_rat(&c->prev, i);
+        const int32_t * cnt = token_map_find(&c->token_count, t);
+        if (!cnt || t < 0 || (size_t) t >= n) {
+            continue;
+        }
+        // logit <= 0: logit * repeat; logit > 0: logit / repeat
+        r[t]   = c->penalty_repeat;
+        a[t]   = 1.0f / c->penalty_repeat - c->penalty_repeat;
+        sub[t] = (float) *cnt * c->penalty_freq + (float) (*cnt > 0) * c->penalty_present;
+    }
+    ggml_backend_tensor_set(c->inp_r,   r,   0, n * sizeof(float));
+    ggml_backend_tensor_set(c->inp_a,   a,   0, n * sizeof(float));
+    ggml_backend_tensor_set(c->inp_sub, sub, 0, n * sizeof(float));
+    free(buf);
+}
+
+static void penalties_backend_reset(struct llama_sampler * smpl) {
+    struct sampler_penalties * c = smpl->ctx;
+    c->inp_r = c->inp_a = c->inp_sub = NULL;
+}
+
 static struct llama_sampler_i llama_sampler_penalties_i = {
     /* .name              = */ penalties_name,
     /* .accept            = */ penalties_accept,
@@ -318,11 +402,11 @@ static struct llama_sampler_i llama_sampler_penalties_i = {
     /* .reset             = */ penalties_reset,
     /* .clone             = */ penalties_clone,
     /* .free              = */ penalties_free,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ penalties_backend_init,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
-    /* .backend_set_input = */ NULL,
-    /* .backend_reset     = */ NULL,
+    /* .backend_apply     = */ penalties_backend_apply,
+    /* .backend_set_input = */ penalties_backend_set_input,
+    /* .backend_reset     = */ penalties_backend_reset,
     /* .copy_state        = */ penalties_copy_state,
 };
 

@@ -628,11 +628,10 @@ static struct llama_sampler_i llama_sampler_chain_i = {
     /* .reset             = */ chain_reset,
     /* .clone             = */ chain_clone,
     /* .free              = */ chain_free,
-    // the graph-building slots come with the context's backend sampling
-    /* .backend_init      = */ NULL,
-    /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
-    /* .backend_set_input = */ NULL,
+    /* .backend_init      = */ llama_sampler_chain_backend_init,
+    /* .backend_accept    = */ llama_sampler_chain_backend_accept,
+    /* .backend_apply     = */ llama_sampler_chain_backend_apply,
+    /* .backend_set_input = */ llama_sampler_chain_backend_set_input,
     /* .backend_reset     = */ chain_backend_reset,
     /* .copy_state        = */ chain_copy_state,
 };
@@ -772,6 +771,13 @@ static struct llama_sampler * greedy_clone(const struct llama_sampler * smpl) {
     return llama_sampler_init_greedy();
 }
 
+static void greedy_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(smpl);
+    GGML_UNUSED(gf);
+    llama_sampler_backend_greedy(ctx, data);
+}
+
 static struct llama_sampler_i llama_sampler_greedy_i = {
     /* .name              = */ greedy_name,
     /* .accept            = */ NULL,
@@ -779,9 +785,9 @@ static struct llama_sampler_i llama_sampler_greedy_i = {
     /* .reset             = */ NULL,
     /* .clone             = */ greedy_clone,
     /* .free              = */ NULL,
-    /* .backend_init      = */ NULL,
+    /* .backend_init      = */ llama_sampler_backend_init_default,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
+    /* .backend_apply     = */ greedy_backend_apply,
     /* .backend_set_input = */ NULL,
     /* .backend_reset     = */ NULL,
     /* .copy_state        = */ llama_sampler_copy_state_none,
@@ -807,6 +813,9 @@ struct sampler_dist {
     struct llama_mt19937 rng_backend;
     size_t               n_backend_draws_generated;
     size_t               n_backend_draws_committed;
+
+    // F32 [1] uniform inputs of the current sampling graph, one per output row, in row order
+    struct llama_sampler_inputs inp_uniforms;
 };
 
 static const char * dist_name(const struct llama_sampler * smpl) {
@@ -911,18 +920,63 @@ static struct llama_sampler * dist_clone(const struct llama_sampler * smpl) {
     return result;
 }
 
+static void dist_free(struct llama_sampler * smpl) {
+    struct sampler_dist * ctx = smpl->ctx;
+    if (ctx) {
+        llama_sampler_inputs_free(&ctx->inp_uniforms);
+    }
+    llama_sampler_free_ctx(smpl);
+}
+
+static bool dist_backend_init(struct llama_sampler * smpl, ggml_backend_buffer_type_t buft, uint32_t n_outputs_max_per_seq) {
+    if (!llama_sampler_backend_support(smpl, buft)) {
+        return false;
+    }
+    // several outputs of one sequence per decode: draws are staged until their token is accepted
+    llama_sampler_dist_set_transactional(smpl, n_outputs_max_per_seq > 1);
+    return true;
+}
+
+static void dist_backend_apply(struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data) {
+    GGML_UNUSED(gf);
+    struct sampler_dist * c = smpl->ctx;
+    struct ggml_tensor * u = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 1);
+    ggml_format_name(u, "uniform_%zu", c->inp_uniforms.n);
+    ggml_set_input(u);
+    if (!llama_sampler_inputs_push(&c->inp_uniforms, u)) {
+        return;
+    }
+    llama_sampler_backend_dist(ctx, data, u);
+}
+
+static void dist_backend_set_input(struct llama_sampler * smpl) {
+    struct sampler_dist * c = smpl->ctx;
+    for (size_t i = 0; i < c->inp_uniforms.n; ++i) {
+        float u = 0.0f;
+        llama_sampler_dist_draw_backend(smpl, &u, 1);
+        if (c->inp_uniforms.t[i]->buffer) {
+            ggml_backend_tensor_set(c->inp_uniforms.t[i], &u, 0, sizeof(u));
+        }
+    }
+}
+
+static void dist_backend_reset(struct llama_sampler * smpl) {
+    ((struct sampler_dist *) smpl->ctx)->inp_uniforms.n = 0;
+}
+
 static struct llama_sampler_i llama_sampler_dist_i = {
     /* .name              = */ dist_name,
     /* .accept            = */ dist_accept,
     /* .apply             = */ dist_apply,
     /* .reset             = */ dist_reset,
     /* .clone             = */ dist_clone,
-    /* .free              = */ llama_sampler_free_ctx,
-    /* .backend_init      = */ NULL,
+    /* .free              = */ dist_free,
+    /* .backend_init      = */ dist_backend_init,
     /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
-    /* .backend_set_input = */ NULL,
-    /* .backend_reset     = */ NULL,
+    /* .backend_apply     = */ dist_backend_apply,
+    /* .backend_set_input = */ dist_backend_set_input,
+    /* .backend_reset     = */ dist_backend_reset,
     /* .copy_state        = */ dist_copy_state,
 };
 

@@ -51,6 +51,43 @@ void     llama_sampler_backend_begin(struct llama_sampler * sampler);
 void     llama_sampler_dist_set_transactional(struct llama_sampler * smpl, bool transactional);
 void     llama_sampler_dist_draw_backend(struct llama_sampler * smpl, float * out, size_t n);
 
+// ---- backend sampling (llama-sampler-backend.c) ----
+// true when the device behind buft runs every op of smpl's row subgraph (always for the CPU)
+bool llama_sampler_backend_support(struct llama_sampler * smpl, ggml_backend_buffer_type_t buft);
+// backend_init of samplers that work for any number of outputs per sequence
+bool llama_sampler_backend_init_default(struct llama_sampler * smpl, ggml_backend_buffer_type_t buft,
+        uint32_t n_outputs_max_per_seq);
+
+// row subgraphs: each rewrites data (logits / candidates / probs / sampled) for one output row
+void llama_sampler_backend_greedy    (struct ggml_context * ctx, struct llama_sampler_data * data);
+void llama_sampler_backend_top_k     (struct ggml_context * ctx, struct llama_sampler_data * data, int32_t k);
+void llama_sampler_backend_top_p     (struct ggml_context * ctx, struct llama_sampler_data * data, float p, size_t min_keep);
+void llama_sampler_backend_min_p     (struct ggml_context * ctx, struct llama_sampler_data * data, float p, size_t min_keep);
+void llama_sampler_backend_temp      (struct ggml_context * ctx, struct llama_sampler_data * data, float temp);
+void llama_sampler_backend_temp_ext  (struct ggml_context * ctx, struct llama_sampler_data * data, float temp,
+        float delta, float exponent);
+// uniform: F32 [1] input holding the draw in [0, 1)
+void llama_sampler_backend_dist      (struct ggml_context * ctx, struct llama_sampler_data * data, struct ggml_tensor * uniform);
+// bias_full: F32 [n_vocab] bias of every token
+void llama_sampler_backend_logit_bias(struct ggml_context * ctx, struct llama_sampler_data * data, struct ggml_tensor * bias_full);
+
+// the chain's backend slots: prefix rule and node budget probe (SEEDS-SPEC §2.3)
+bool llama_sampler_chain_backend_init     (struct llama_sampler * smpl, ggml_backend_buffer_type_t buft, uint32_t n_outputs_max_per_seq);
+void llama_sampler_chain_backend_apply    (struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct llama_sampler_data * data);
+void llama_sampler_chain_backend_set_input(struct llama_sampler * smpl);
+void llama_sampler_chain_backend_accept   (struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
+        struct ggml_tensor * selected);
+
+// graph input tensors a sampler created for the current sampling graph (one per row, or one per graph)
+struct llama_sampler_inputs {
+    struct ggml_tensor ** t;
+    size_t n;
+    size_t cap;
+};
+bool llama_sampler_inputs_push(struct llama_sampler_inputs * in, struct ggml_tensor * t);
+void llama_sampler_inputs_free(struct llama_sampler_inputs * in);
+
 // a sampler that does nothing; llama.cpp returns it (named "?top-k" etc.) for disabled settings
 struct llama_sampler * llama_sampler_init_empty(const char * name);
 

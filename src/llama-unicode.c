@@ -251,6 +251,19 @@ static inline uint16_t fc_flags(const struct frag_ctx * f, size_t pos) {
     return (pos >= f->ini && pos < f->end) ? llama_unicode_cpt_flags(f->cpts[pos]) : 0;
 }
 
+// The last alternatives of the GPT-2-style patterns, for a run of n_ws whitespace characters at pos: `\s+(?!\S)`
+// leaves the last of several to the word that follows, `\s+` takes them all, and anything else is one character.
+// Returns where the piece ends.
+static inline size_t fc_ws_run_end(const struct frag_ctx * f, size_t pos, size_t n_ws) {
+    if (n_ws > 1 && fc_cpt(f, pos + n_ws) != OUT_OF_RANGE) {
+        return pos + n_ws - 1;
+    }
+    if (n_ws > 0) {
+        return pos + n_ws;
+    }
+    return pos + 1;
+}
+
 static inline size_t fc_add(struct frag_ctx * f, size_t end) {
     const size_t len = end - f->prev_end;
     if (len > 0 && !offsets_push(f->out, len)) {
@@ -314,17 +327,8 @@ static void split_gpt2_frag(struct frag_ctx * f) {
         while (fc_flags(f, pos + n_ws) & LLAMA_CPT_WHITESPACE) {
             n_ws++;
         }
-        if (n_ws > 1 && fc_cpt(f, pos + n_ws) != OUT_OF_RANGE) {
-            pos += n_ws - 1;
-            fc_add(f, pos);
-            continue;
-        }
-        if (n_ws > 0) {
-            pos += n_ws;
-            fc_add(f, pos);
-            continue;
-        }
-        fc_add(f, ++pos);
+        pos = fc_ws_run_end(f, pos, n_ws);
+        fc_add(f, pos);
     }
 }
 
@@ -402,17 +406,8 @@ static void split_llama3_frag(struct frag_ctx * f) {
             fc_add(f, pos);
             continue;
         }
-        if (n_ws > 1 && fc_cpt(f, pos + n_ws) != OUT_OF_RANGE) {
-            pos += n_ws - 1;
-            fc_add(f, pos);
-            continue;
-        }
-        if (n_ws > 0) {
-            pos += n_ws;
-            fc_add(f, pos);
-            continue;
-        }
-        fc_add(f, ++pos);
+        pos = fc_ws_run_end(f, pos, n_ws);
+        fc_add(f, pos);
     }
 }
 

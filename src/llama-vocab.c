@@ -116,6 +116,20 @@ static int32_t strmap_put(struct strmap * m, const char * s, uint32_t n, int32_t
     return -1;
 }
 
+// Returns d with room for element n: grown (doubling, first_cap to start) when n reaches *cap. NULL when out of
+// memory, d then stays valid and unchanged.
+static void * grow_array(void * d, size_t n, size_t * cap, size_t elem, size_t first_cap) {
+    if (n < *cap) {
+        return d;
+    }
+    const size_t c = *cap ? *cap * 2 : first_cap;
+    void * nd = realloc(d, c * elem);
+    if (nd) {
+        *cap = c;
+    }
+    return nd;
+}
+
 struct tokvec {
     llama_token * d;
     size_t n;
@@ -127,16 +141,12 @@ static void tv_push(struct tokvec * v, llama_token t) {
     if (v->oom) {
         return;
     }
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 64;
-        llama_token * d = (llama_token *) realloc(v->d, cap * sizeof(llama_token));
-        if (!d) {
-            v->oom = true;
-            return;
-        }
-        v->d = d;
-        v->cap = cap;
+    llama_token * d = (llama_token *) grow_array(v->d, v->n, &v->cap, sizeof(llama_token), 64);
+    if (!d) {
+        v->oom = true;
+        return;
     }
+    v->d = d;
     v->d[v->n++] = t;
 }
 
@@ -314,7 +324,7 @@ static uint8_t token_to_byte(const struct llama_vocab * v, llama_token id) {
     return 0;
 }
 
-// ---- SPM ------------------------------------------------------------------------------------------------
+// ---- symbol merging (shared by SPM and BPE) -------------------------------------------------------------
 
 struct symbol {
     int32_t      prev;
@@ -323,89 +333,94 @@ struct symbol {
     size_t       n;
 };
 
-struct spm_bigram {
+// A queued merge of two neighbouring symbols. The queue pops the lowest prio first, then the leftmost pair:
+// SPM queues the negated token score, BPE the merge rank (both exact in a double, so the order is unchanged).
+struct merge_pair {
     int32_t left;
     int32_t right;
-    float   score;
-    size_t  size;
+    double  prio;
+    size_t  ln; // the sizes when queued: the pair is stale once either side has changed
+    size_t  rn;
 };
 
-// max-heap: higher score first, then the leftmost pair
-static bool spm_before(const struct spm_bigram * a, const struct spm_bigram * b) {
-    return a->score > b->score || (a->score == b->score && a->left < b->left);
+static bool merge_before(const struct merge_pair * a, const struct merge_pair * b) {
+    return a->prio < b->prio || (a->prio == b->prio && a->left < b->left);
 }
 
-struct spm_heap {
-    struct spm_bigram * d;
+struct merge_heap {
+    struct merge_pair * d;
     size_t n;
     size_t cap;
     bool   oom;
 };
 
-static void spm_heap_push(struct spm_heap * h, struct spm_bigram b) {
+static void merge_heap_push(struct merge_heap * h, struct merge_pair b) {
     if (h->oom) {
         return;
     }
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        struct spm_bigram * d = (struct spm_bigram *) realloc(h->d, cap * sizeof(*d));
-        if (!d) {
-            h->oom = true;
-            return;
-        }
-        h->d = d;
-        h->cap = cap;
+    struct merge_pair * d = (struct merge_pair *) grow_array(h->d, h->n, &h->cap, sizeof(*d), 64);
+    if (!d) {
+        h->oom = true;
+        return;
     }
+    h->d = d;
     size_t i = h->n++;
     h->d[i] = b;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!spm_before(&h->d[i], &h->d[p])) {
+        if (!merge_before(&h->d[i], &h->d[p])) {
             break;
         }
-        struct spm_bigram t = h->d[i]; h->d[i] = h->d[p]; h->d[p] = t;
+        struct merge_pair t = h->d[i]; h->d[i] = h->d[p]; h->d[p] = t;
         i = p;
     }
 }
 
-static struct spm_bigram spm_heap_pop(struct spm_heap * h) {
-    struct spm_bigram top = h->d[0];
+static struct merge_pair merge_heap_pop(struct merge_heap * h) {
+    struct merge_pair top = h->d[0];
     h->d[0] = h->d[--h->n];
     size_t i = 0;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && spm_before(&h->d[l], &h->d[m])) m = l;
-        if (r < h->n && spm_before(&h->d[r], &h->d[m])) m = r;
+        if (l < h->n && merge_before(&h->d[l], &h->d[m])) m = l;
+        if (r < h->n && merge_before(&h->d[r], &h->d[m])) m = r;
         if (m == i) break;
-        struct spm_bigram t = h->d[i]; h->d[i] = h->d[m]; h->d[m] = t;
+        struct merge_pair t = h->d[i]; h->d[i] = h->d[m]; h->d[m] = t;
         i = m;
     }
     return top;
 }
 
-static void spm_try_add(const struct llama_vocab * v, struct symbol * sym, struct spm_heap * h, int32_t l, int32_t r) {
-    if (l == -1 || r == -1) {
-        return;
-    }
-    const size_t n = sym[l].n + sym[r].n;
-    const llama_token t = text_to_token(v, sym[l].text, n);
-    if (t == LLAMA_TOKEN_NULL) {
-        return;
-    }
-    struct spm_bigram b = { l, r, v->tok[t].score, n };
-    spm_heap_push(h, b);
+// scratch reused across the words (BPE) or segments (SPM) of one text
+struct merge_session {
+    const struct llama_vocab * v;
+    bool              bpe;     // pairs ranked by the merges table, else by the score of the joined token
+    struct symbol *   sym;
+    size_t            sym_cap;
+    struct merge_heap heap;
+    struct sbuf       key;     // BPE: "left right" scratch
+};
+
+static void merge_session_free(struct merge_session * s) {
+    free(s->sym);
+    free(s->heap.d);
+    free(s->key.d);
 }
 
-static void spm_tokenize_segment(const struct llama_vocab * v, const char * text, size_t len, struct tokvec * out) {
-    if (len == 0) {
-        return;
+static bool merge_reserve(struct merge_session * s, size_t n) {
+    if (n > s->sym_cap) {
+        struct symbol * d = (struct symbol *) realloc(s->sym, n * sizeof(struct symbol));
+        if (!d) {
+            return false;
+        }
+        s->sym = d;
+        s->sym_cap = n;
     }
-    struct symbol * sym = (struct symbol *) malloc(len * sizeof(struct symbol));
-    struct spm_heap h = { NULL, 0, 0, false };
-    if (!sym) {
-        out->oom = true;
-        return;
-    }
+    return true;
+}
+
+// one symbol per UTF-8 character; a truncated last character keeps the bytes that are there
+static int32_t merge_split_chars(struct symbol * sym, const char * text, size_t len) {
     int32_t n_sym = 0;
     size_t off = 0;
     while (off < len) {
@@ -420,14 +435,55 @@ static void spm_tokenize_segment(const struct llama_vocab * v, const char * text
         sym[n_sym].next = off == len ? -1 : n_sym + 1;
         n_sym++;
     }
-    for (int32_t i = 1; i < n_sym; ++i) {
-        spm_try_add(v, sym, &h, i - 1, i);
+    return n_sym;
+}
+
+static void merge_queue(struct merge_session * s, int32_t l, int32_t r) {
+    if (l == -1 || r == -1) {
+        return;
     }
-    while (h.n > 0 && !h.oom) {
-        const struct spm_bigram b = spm_heap_pop(&h);
+    const struct symbol * ls = &s->sym[l];
+    const struct symbol * rs = &s->sym[r];
+    double prio;
+    if (s->bpe) {
+        s->key.n = 0;
+        sb_add(&s->key, ls->text, ls->n);
+        sb_add(&s->key, " ", 1);
+        sb_add(&s->key, rs->text, rs->n);
+        if (s->key.oom) {
+            s->heap.oom = true;
+            return;
+        }
+        const int32_t rank = strmap_get(&s->v->merges, s->key.d, s->key.n);
+        if (rank < 0) {
+            return;
+        }
+        prio = rank;
+    } else {
+        // the symbols are adjacent in the text, so the joined text starts at the left one
+        const llama_token t = text_to_token(s->v, ls->text, ls->n + rs->n);
+        if (t == LLAMA_TOKEN_NULL) {
+            return;
+        }
+        prio = -(double) s->v->tok[t].score;
+    }
+    struct merge_pair b = { l, r, prio, ls->n, rs->n };
+    merge_heap_push(&s->heap, b);
+}
+
+// queues every neighbouring pair of the n_sym symbols, then merges best pair first until none is left;
+// leaves s->heap.oom set when out of memory
+static void merge_run(struct merge_session * s, int32_t n_sym) {
+    struct symbol * sym = s->sym;
+    s->heap.n = 0;
+    for (int32_t i = 1; i < n_sym; ++i) {
+        merge_queue(s, i - 1, i);
+    }
+    while (s->heap.n > 0 && !s->heap.oom) {
+        const struct merge_pair b = merge_heap_pop(&s->heap);
         struct symbol * ls = &sym[b.left];
         struct symbol * rs = &sym[b.right];
-        if (ls->n == 0 || rs->n == 0 || ls->n + rs->n != b.size) {
+        if (ls->n == 0 || rs->n == 0 || ls->n != b.ln || rs->n != b.rn) {
             continue; // stale: one side was merged since
         }
         ls->n += rs->n;
@@ -436,10 +492,26 @@ static void spm_tokenize_segment(const struct llama_vocab * v, const char * text
         if (rs->next >= 0) {
             sym[rs->next].prev = b.left;
         }
-        spm_try_add(v, sym, &h, ls->prev, b.left);
-        spm_try_add(v, sym, &h, b.left, ls->next);
+        merge_queue(s, ls->prev, b.left);
+        merge_queue(s, b.left, ls->next);
     }
-    if (h.oom) {
+}
+
+// ---- SPM ------------------------------------------------------------------------------------------------
+
+static void spm_tokenize_segment(struct merge_session * s, const char * text, size_t len, struct tokvec * out) {
+    const struct llama_vocab * v = s->v;
+    if (len == 0) {
+        return;
+    }
+    if (!merge_reserve(s, len)) {
+        out->oom = true;
+        return;
+    }
+    struct symbol * sym = s->sym;
+    const int32_t n_sym = merge_split_chars(sym, text, len);
+    merge_run(s, n_sym);
+    if (s->heap.oom) {
         out->oom = true;
     }
     // every merged symbol is a token (pairs enter the queue only as tokens), so what is not a token is one
@@ -465,185 +537,56 @@ static void spm_tokenize_segment(const struct llama_vocab * v, const char * text
             tv_push(out, byte_to_token(v, (uint8_t) sym[i].text[j]));
         }
     }
-    free(h.d);
-    free(sym);
 }
 
 // An ASCII character that occurs in no token longer than one byte can never be part of a merged symbol: no
 // pair spanning it is a token. Cutting the text at such characters therefore leaves the result unchanged and
 // keeps the merge queue small (lines instead of the whole text).
 static void spm_tokenize(const struct llama_vocab * v, const char * text, size_t len, struct tokvec * out) {
+    struct merge_session s = { v, false, NULL, 0, { NULL, 0, 0, false }, { NULL, 0, 0, false } };
     size_t start = 0;
     for (size_t i = 0; i < len; ++i) {
         const uint8_t c = (uint8_t) text[i];
         if (c < 0x80 && !v->spm_joinable[c]) {
-            spm_tokenize_segment(v, text + start, i - start, out);
-            spm_tokenize_segment(v, text + i, 1, out);
+            spm_tokenize_segment(&s, text + start, i - start, out);
+            spm_tokenize_segment(&s, text + i, 1, out);
             start = i + 1;
         }
     }
-    spm_tokenize_segment(v, text + start, len - start, out);
+    spm_tokenize_segment(&s, text + start, len - start, out);
+    merge_session_free(&s);
 }
 
 // ---- BPE ------------------------------------------------------------------------------------------------
 
-struct bpe_bigram {
-    int32_t left;
-    int32_t right;
-    int32_t rank;
-    size_t  ln;
-    size_t  rn;
-};
-
-// min-heap: lowest rank first, then the leftmost pair
-static bool bpe_before(const struct bpe_bigram * a, const struct bpe_bigram * b) {
-    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-struct bpe_heap {
-    struct bpe_bigram * d;
-    size_t n;
-    size_t cap;
-    bool   oom;
-};
-
-static void bpe_heap_push(struct bpe_heap * h, struct bpe_bigram b) {
-    if (h->oom) {
-        return;
-    }
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        struct bpe_bigram * d = (struct bpe_bigram *) realloc(h->d, cap * sizeof(*d));
-        if (!d) {
-            h->oom = true;
-            return;
-        }
-        h->d = d;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    h->d[i] = b;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!bpe_before(&h->d[i], &h->d[p])) {
-            break;
-        }
-        struct bpe_bigram t = h->d[i]; h->d[i] = h->d[p]; h->d[p] = t;
-        i = p;
-    }
-}
-
-static struct bpe_bigram bpe_heap_pop(struct bpe_heap * h) {
-    struct bpe_bigram top = h->d[0];
-    h->d[0] = h->d[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->n && bpe_before(&h->d[l], &h->d[m])) m = l;
-        if (r < h->n && bpe_before(&h->d[r], &h->d[m])) m = r;
-        if (m == i) break;
-        struct bpe_bigram t = h->d[i]; h->d[i] = h->d[m]; h->d[m] = t;
-        i = m;
-    }
-    return top;
-}
-
-struct bpe_session {
-    const struct llama_vocab * v;
-    struct symbol * sym;
-    size_t          sym_cap;
-    struct bpe_heap heap;
-    struct sbuf     key; // "left right" scratch
-};
-
-static void bpe_add_bigram(struct bpe_session * s, int32_t l, int32_t r) {
-    if (l == -1 || r == -1) {
-        return;
-    }
-    const struct symbol * ls = &s->sym[l];
-    const struct symbol * rs = &s->sym[r];
-    s->key.n = 0;
-    sb_add(&s->key, ls->text, ls->n);
-    sb_add(&s->key, " ", 1);
-    sb_add(&s->key, rs->text, rs->n);
-    if (s->key.oom) {
-        s->heap.oom = true;
-        return;
-    }
-    const int32_t rank = strmap_get(&s->v->merges, s->key.d, s->key.n);
-    if (rank < 0) {
-        return;
-    }
-    struct bpe_bigram b = { l, r, rank, ls->n, rs->n };
-    bpe_heap_push(&s->heap, b);
-}
-
 // BPE merges inside one pre-tokenized word, then maps the resulting symbols to tokens
-static void bpe_word(struct bpe_session * s, const char * word, size_t len, struct tokvec * out) {
+static void bpe_word(struct merge_session * s, const char * word, size_t len, struct tokvec * out) {
     const struct llama_vocab * v = s->v;
     if (len == 0) {
         return;
     }
-    if (len > s->sym_cap) {
-        struct symbol * d = (struct symbol *) realloc(s->sym, len * sizeof(struct symbol));
-        if (!d) {
-            out->oom = true;
-            return;
-        }
-        s->sym = d;
-        s->sym_cap = len;
+    if (!merge_reserve(s, len)) {
+        out->oom = true;
+        return;
     }
     struct symbol * sym = s->sym;
-    int32_t n_sym = 0;
-    size_t off = 0;
-    if (v->ignore_merges && text_to_token(v, word, len) != LLAMA_TOKEN_NULL) {
-        sym[0] = (struct symbol) { -1, -1, word, len };
-        n_sym = 1;
-        off = len;
-    } else if (v->pre_type == LLAMA_VOCAB_PRE_TYPE_GEMMA4) {
+    // a word that is one token stays unmerged
+    bool whole = v->ignore_merges && text_to_token(v, word, len) != LLAMA_TOKEN_NULL;
+    if (!whole && v->pre_type == LLAMA_VOCAB_PRE_TYPE_GEMMA4) {
         size_t k = 0;
         while (k < len && word[k] == '\n') {
             k++;
         }
-        if (k == len && text_to_token(v, word, len) != LLAMA_TOKEN_NULL) {
-            sym[0] = (struct symbol) { -1, -1, word, len };
-            n_sym = 1;
-            off = len;
-        }
+        whole = k == len && text_to_token(v, word, len) != LLAMA_TOKEN_NULL;
     }
-    while (off < len) {
-        size_t cl = llama_unicode_len_utf8(word[off]);
-        if (cl > len - off) {
-            cl = len - off;
-        }
-        sym[n_sym].text = word + off;
-        sym[n_sym].n = cl;
-        off += cl;
-        sym[n_sym].prev = n_sym - 1;
-        sym[n_sym].next = off == len ? -1 : n_sym + 1;
-        n_sym++;
+    int32_t n_sym;
+    if (whole) {
+        sym[0] = (struct symbol) { -1, -1, word, len };
+        n_sym = 1;
+    } else {
+        n_sym = merge_split_chars(sym, word, len);
     }
-    s->heap.n = 0;
-    for (int32_t i = 1; i < n_sym; ++i) {
-        bpe_add_bigram(s, i - 1, i);
-    }
-    while (s->heap.n > 0 && !s->heap.oom) {
-        const struct bpe_bigram b = bpe_heap_pop(&s->heap);
-        struct symbol * ls = &sym[b.left];
-        struct symbol * rs = &sym[b.right];
-        // stale when either side changed since the pair was queued
-        if (ls->n == 0 || rs->n == 0 || ls->n != b.ln || rs->n != b.rn) {
-            continue;
-        }
-        ls->n += rs->n;
-        rs->n = 0;
-        ls->next = rs->next;
-        if (rs->next >= 0) {
-            sym[rs->next].prev = b.left;
-        }
-        bpe_add_bigram(s, ls->prev, b.left);
-        bpe_add_bigram(s, b.left, ls->next);
-    }
+    merge_run(s, n_sym);
     if (s->heap.oom) {
         out->oom = true;
         return;
@@ -691,7 +634,7 @@ static void bpe_tokenize(const struct llama_vocab * v, const char * text, size_t
         out->oom = true;
         return;
     }
-    struct bpe_session s = { v, NULL, 0, { NULL, 0, 0, false }, { NULL, 0, 0, false } };
+    struct merge_session s = { v, true, NULL, 0, { NULL, 0, 0, false }, { NULL, 0, 0, false } };
     struct sbuf word = { NULL, 0, 0, false };
     size_t start = 0;
     for (size_t i = 0; i < offs.n && !out->oom; ++i) {
@@ -718,9 +661,7 @@ static void bpe_tokenize(const struct llama_vocab * v, const char * text, size_t
         bpe_word(&s, word.d, word.n, out);
     }
     free(word.d);
-    free(s.sym);
-    free(s.heap.d);
-    free(s.key.d);
+    merge_session_free(&s);
     llama_unicode_offsets_free(&offs);
     free(cpts);
 }
@@ -1121,16 +1062,12 @@ static void fv_push(struct fragvec * v, struct fragment f) {
     if (v->oom) {
         return;
     }
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        struct fragment * d = (struct fragment *) realloc(v->d, cap * sizeof(*d));
-        if (!d) {
-            v->oom = true;
-            return;
-        }
-        v->d = d;
-        v->cap = cap;
+    struct fragment * d = (struct fragment *) grow_array(v->d, v->n, &v->cap, sizeof(*d), 16);
+    if (!d) {
+        v->oom = true;
+        return;
     }
+    v->d = d;
     v->d[v->n++] = f;
 }
 

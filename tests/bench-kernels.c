@@ -224,7 +224,8 @@ static float frand(uint64_t * s) {
     return (float) ((*s >> 40) & 0xffffff) / 16777216.0f * 2.0f - 1.0f;
 }
 
-static void bench_type(enum ggml_type type, const int * threads, int n_threads_cfg, double bw[], size_t stream_bytes) {
+static void bench_type(enum ggml_type type, const int * threads, int n_threads_cfg, const uint64_t * big,
+                       size_t big_bytes, size_t stream_bytes) {
     const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(type);
     if (!k->vec_dot || k->vec_dot_type >= GGML_TYPE_COUNT || !k->from_float) {
         printf("%-7s (no kernels)\n", ggml_type_name(type));
@@ -272,6 +273,8 @@ static void bench_type(enum ggml_type type, const int * threads, int n_threads_c
             const double dt = now_s() - t0;
             best_hot = dt < best_hot ? dt : best_hot;
         }
+        // the machine may be shared: measure its bandwidth again right before the streaming passes
+        const double bw = measure_bandwidth(&t, big, big_bytes);
         // matvec, streaming: cycle through the copies, several passes, best pass
         double best_stream = 1e30;
         for (int pass = 0; pass < 3; ++pass) {
@@ -288,7 +291,7 @@ static void bench_type(enum ggml_type type, const int * threads, int n_threads_c
         const double flop1 = 2.0 * NE0 * NE1;
         printf("%-7s t=%d  matvec hot %7.1f GB/s %6.1f GFLOP/s | stream %6.1f GB/s (%5.1f%% of %.1f GB/s) %5.1f GFLOP/s",
                ggml_type_name(type), nth, mat_bytes / best_hot / 1e9, flop1 / best_hot / 1e9,
-               mat_bytes / best_stream / 1e9, 100.0 * mat_bytes / best_stream / 1e9 / bw[ti], bw[ti],
+               mat_bytes / best_stream / 1e9, 100.0 * mat_bytes / best_stream / 1e9 / bw, bw,
                flop1 / best_stream / 1e9);
 
         const int batches[] = { 8, 512 };
@@ -346,15 +349,14 @@ int main(int argc, char ** argv) {
     for (size_t i = 0; i < bw_bytes / 8; ++i) {
         big[i] = 0x3f8000003f800000ull + (i & 0xffff); // normal floats for the SIMD reader
     }
-    double bw[2];
     for (int ti = 0; ti < n_threads_cfg; ++ti) {
         struct team t;
         team_start(&t, threads[ti]);
-        bw[ti] = measure_bandwidth(&t, big, bw_bytes);
+        const double bw = measure_bandwidth(&t, big, bw_bytes);
         team_stop(&t);
-        printf("read bandwidth, %d thread(s): %.1f GB/s (1 GiB, best of 5)\n", threads[ti], bw[ti]);
+        printf("read bandwidth, %d thread(s): %.1f GB/s (1 GiB, best of 5; measured again before each "
+               "streaming matvec below)\n", threads[ti], bw);
     }
-    free(big);
 
     const char * list = argc > 1 ? argv[1] : "q4_0,q4_1,q5_0,q5_1,q8_0,iq4_nl,q2_K,q3_K,q4_K,q5_K,q6_K,iq4_xs,f16,bf16,f32";
     char buf[512];
@@ -371,7 +373,8 @@ int main(int argc, char ** argv) {
             fprintf(stderr, "unknown type %s\n", tok);
             continue;
         }
-        bench_type(type, threads, n_threads_cfg, bw, (size_t) 256 << 20);
+        bench_type(type, threads, n_threads_cfg, big, bw_bytes, (size_t) 256 << 20);
     }
+    free(big);
     return 0;
 }

@@ -11,7 +11,7 @@ if (TARGET llama-static)
 endif()
 if (TARGET test-logits-llama)
     llama_test_variant(NAME test-logits-flash-attn TARGET test-logits-llama ARGS all fa LABELS llama context)
-    llama_test_variant(NAME test-logits-2-threads  TARGET test-logits-llama ARGS all mt LABELS llama context)
+    llama_test_variant(NAME test-logits-2-threads  TARGET test-logits-llama ARGS llama mt LABELS llama context)
 endif()
 
 # multi-sequence batches, memory operations, K-shift, state save/load, embeddings, kjv greedy completions

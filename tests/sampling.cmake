@@ -6,6 +6,7 @@ llama_test(NAME test-sampling
             ${CMAKE_SOURCE_DIR}/src/llama-sampler-filters.c
             ${CMAKE_SOURCE_DIR}/src/llama-sampler-mirostat.c
             ${CMAKE_SOURCE_DIR}/src/llama-sampler-penalties.c
+            ${CMAKE_SOURCE_DIR}/src/llama-sampler-backend.c
             ${CMAKE_SOURCE_DIR}/src/llama-rng.c
     LIBS ggml-static m
     LABELS sampling)

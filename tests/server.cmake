@@ -6,6 +6,10 @@ if (TARGET llama-server)
                  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server.py
                          --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
         set_tests_properties(test-server PROPERTIES LABELS server TIMEOUT 600)
+        add_test(NAME test-server-completion
+                 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_completion.py
+                         --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+        set_tests_properties(test-server-completion PROPERTIES LABELS server TIMEOUT 600)
     endif()
 endif()
 
@@ -16,6 +20,6 @@ if (SRVT_MHD_FOUND AND SRVT_JANSSON_FOUND)
     set(_srv ${CMAKE_SOURCE_DIR}/tools/server)
     llama_test(NAME test-server-http
                SOURCES server/test-server-http.c ${_srv}/server-http.c ${_srv}/server-errors.c ${_srv}/server-json.c
-               LIBS PkgConfig::SRVT_MHD PkgConfig::SRVT_JANSSON Threads::Threads LABELS server)
+               LIBS PkgConfig::SRVT_MHD PkgConfig::SRVT_JANSSON Threads::Threads m LABELS server)
     target_include_directories(test-server-http PRIVATE ${_srv})
 endif()

@@ -64,9 +64,10 @@ static void test_defaults(void) {
              s->samplers[3] == COMMON_SAMPLER_TYPE_TOP_K && s->samplers[8] == COMMON_SAMPLER_TYPE_TEMPERATURE, "chain");
     TH_CHECK(p.speculative.draft.n_max == 3 && p.speculative.n_types == 1 &&
              p.speculative.types[0] == COMMON_SPECULATIVE_TYPE_NONE, "speculative");
+    common_params_set_str(&p.prompt, "x");
     common_params_free(&p);
-    // free resets to defaults and is idempotent
-    TH_CHECK(p.n_batch == 2048 && p.prompt == NULL, "after free");
+    // free clears the owned pointers, keeps the rest, and may be repeated
+    TH_CHECK(p.n_batch == 2048 && p.prompt == NULL && p.embd_sep == NULL && p.hostname == NULL, "after free");
     common_params_free(&p);
 }
 
@@ -174,6 +175,14 @@ static void test_flag_forms(void) {
              p.kv_overrides[0].tag == LLAMA_KV_OVERRIDE_TYPE_INT && p.kv_overrides[0].val_i64 == 7 &&
              strcmp(p.kv_overrides[1].val_str, "hi") == 0 && p.kv_overrides[2].key[0] == 0, "override-kv");
     TH_CHECK(p.sampling.n_dry_sequence_breakers == 1 && strcmp(p.sampling.dry_sequence_breakers[0], "x") == 0, "dry");
+    common_params_free(&p);
+    // a second parse into the same struct starts from the defaults again, then two breakers replace them
+    PARSE_OK(p, C, "--dry-sequence-breaker", "a", "--dry-sequence-breaker", "\\n");
+    TH_CHECK(p.sampling.n_dry_sequence_breakers == 2 && strcmp(p.sampling.dry_sequence_breakers[0], "a") == 0 &&
+             strcmp(p.sampling.dry_sequence_breakers[1], "\n") == 0, "dry breakers: %d", p.sampling.n_dry_sequence_breakers);
+    common_params_free(&p);
+    PARSE_OK(p, C, "--dry-sequence-breaker", "none");
+    TH_CHECK(p.sampling.n_dry_sequence_breakers == 0, "dry none");
     common_params_free(&p);
     PARSE_OK(p, C, "--sampling-seq", "kt");
     TH_CHECK(p.sampling.n_samplers == 2 && p.sampling.samplers[1] == COMMON_SAMPLER_TYPE_TEMPERATURE, "--sampling-seq");

@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include "llama.h"
+#include "gguf.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -25,11 +26,13 @@ static void quiet_log(enum ggml_log_level level, const char * text, void * ud) {
     (void) text;
 }
 
+static uint32_t g_n_ubatch = 512;
+
 static struct llama_context * new_ctx(struct llama_model * m, uint32_t n_seq_max, uint32_t n_ctx, bool unified) {
     struct llama_context_params cp = llama_context_default_params();
     cp.n_ctx = n_ctx;
     cp.n_batch = 512;
-    cp.n_ubatch = 512;
+    cp.n_ubatch = g_n_ubatch;
     cp.n_seq_max = n_seq_max;
     cp.n_threads = 1;
     cp.n_threads_batch = 1;
@@ -216,9 +219,19 @@ static void test_errors(struct llama_model * m) {
         many[i] = SEQ_A[i % 51];
     }
     TH_CHECK(llama_decode(ctx, llama_batch_get_one(many, 65)) == -1, "n_tokens > n_batch is rejected");
-    TH_CHECK(llama_decode(ctx, llama_batch_get_one(many, 60)) == 0, "60 tokens fit");
-    TH_CHECK(llama_decode(ctx, llama_batch_get_one(many, 10)) == 1, "a full cache returns 1");
-    TH_CHECK(llama_memory_seq_pos_max(llama_get_memory(ctx), 0) == 59, "failed decode left the cache as it was");
+    // without a unified cache each of the 2 sequences owns n_ctx_seq = 32 cells
+    TH_CHECK(llama_decode(ctx, llama_batch_get_one(many, 40)) == 1, "40 tokens do not fit one sequence's share");
+    TH_CHECK(llama_memory_seq_pos_max(llama_get_memory(ctx), 0) == -1, "failed decode left the cache empty");
+    TH_CHECK(llama_decode(ctx, llama_batch_get_one(many, 30)) == 0, "30 tokens fit");
+    TH_CHECK(llama_decode(ctx, llama_batch_get_one(many, 10)) == 1, "a full sequence returns 1");
+    TH_CHECK(llama_memory_seq_pos_max(llama_get_memory(ctx), 0) == 29, "failed decode left the cache as it was");
+    float l[NV];
+    TH_CHECK(decode_seq(ctx, many, 30, 0, 1, l), "the other sequence still has its share");
+    llama_free(ctx);
+    ctx = new_ctx(m, 2, 64, true);
+    TH_CHECK(ctx && llama_decode(ctx, llama_batch_get_one(many, 60)) == 0, "unified cache: 60 tokens fit");
+    TH_CHECK(ctx && llama_decode(ctx, llama_batch_get_one(many, 10)) == 1, "a full cache returns 1");
+    TH_CHECK(ctx && llama_memory_seq_pos_max(llama_get_memory(ctx), 0) == 59, "failed decode left the cache as it was");
     llama_free(ctx);
 
     struct llama_context_params cp = llama_context_default_params();
@@ -235,6 +248,73 @@ static void test_errors(struct llama_model * m) {
     cp.n_seq_max = 0;
     TH_CHECK(llama_init_from_model(m, cp) == NULL, "n_seq_max = 0 is refused");
     TH_CHECK(llama_init_from_model(NULL, llama_context_default_params()) == NULL, "NULL model");
+}
+
+// a batch of embeddings (the token_embd rows read from the file) gives the logits of the tokens themselves
+static void test_embd_input(struct llama_model * m, const char * path) {
+    struct ggml_context * dctx = NULL;
+    struct gguf_init_params ip = { .no_alloc = false, .ctx = &dctx };
+    struct gguf_context * g = gguf_init_from_file(path, ip);
+    struct ggml_tensor * te = g ? ggml_get_tensor(dctx, "token_embd.weight") : NULL;
+    TH_CHECK(te && te->type == GGML_TYPE_F32, "token_embd.weight");
+    if (te && te->type == GGML_TYPE_F32) {
+        const int n_embd = (int) te->ne[0];
+        struct llama_batch b = llama_batch_init(8, n_embd, 1);
+        for (int i = 0; i < 8; i++) {
+            memcpy(b.embd + (size_t) i * n_embd, (const float *) te->data + (size_t) SEQ_A[i] * n_embd, n_embd * sizeof(float));
+            b.pos[i] = i;
+            b.n_seq_id[i] = 1;
+            b.seq_id[i][0] = 0;
+            b.logits[i] = i == 7;
+        }
+        b.n_tokens = 8;
+        struct llama_context * c1 = new_ctx(m, 1, 64, false);
+        struct llama_context * c2 = new_ctx(m, 1, 64, false);
+        float l1[NV], l2[NV];
+        const bool ok1 = c1 && llama_decode(c1, b) == 0 && llama_get_logits_ith(c1, 7);
+        if (ok1) {
+            memcpy(l1, llama_get_logits_ith(c1, 7), sizeof(l1));
+        }
+        TH_CHECK(ok1 && c2 && decode_seq(c2, SEQ_A, 8, 0, 0, l2), "decode embeddings / tokens");
+        TH_CHECK(ok1 && maxdiff(l1, l2, NV) <= 1e-6, "embeddings input equals token input: %.3e", ok1 ? maxdiff(l1, l2, NV) : INFINITY);
+        llama_batch_free(b);
+        llama_free(c1);
+        llama_free(c2);
+    }
+    gguf_free(g);
+    ggml_free(dctx);
+}
+
+static bool abort_now(void * data) {
+    int * calls = data;
+    (*calls)++;
+    return true;
+}
+
+static void test_abort(struct llama_model * m) {
+    struct llama_context * ctx = new_ctx(m, 1, 128, false);
+    if (!ctx) {
+        TH_CHECK(ctx != NULL, "context");
+        return;
+    }
+    llama_token p[8];
+    memcpy(p, SEQ_A, sizeof(p));
+    TH_CHECK(llama_decode(ctx, llama_batch_get_one(p, 4)) == 0, "decode before abort");
+    int calls = 0;
+    llama_set_abort_callback(ctx, abort_now, &calls);
+    TH_CHECK(llama_decode(ctx, llama_batch_get_one(p + 4, 4)) == 2 && calls > 0, "aborted decode returns 2");
+    TH_CHECK(llama_memory_seq_pos_max(llama_get_memory(ctx), 0) == 3, "aborted ubatch left no cells");
+    llama_set_abort_callback(ctx, NULL, NULL);
+    float l[NV], r[NV];
+    TH_CHECK(decode_seq(ctx, p + 4, 4, 4, 0, l), "decode after abort");
+    struct llama_context * ref = new_ctx(m, 1, 128, false);
+    TH_CHECK(ref && decode_seq(ref, p, 8, 0, 0, r), "reference");
+    TH_CHECK(maxdiff(l, r, NV) <= 1e-5, "logits after an aborted decode: %.3e", maxdiff(l, r, NV));
+    struct llama_perf_context_data pd = llama_perf_context(ctx);
+    TH_CHECK(pd.n_p_eval >= 1 && pd.n_eval >= 1, "perf counters");
+    llama_perf_context_reset(ctx);
+    llama_free(ref);
+    llama_free(ctx);
 }
 
 static int argmax(const float * v) {
@@ -350,7 +430,90 @@ static void test_embeddings(struct llama_model * m) {
     }
     TH_CHECK(e != NULL && maxd < 1e-5, "mean pooling equals the mean of the token embeddings (%.3e)", maxd);
     TH_CHECK(llama_get_logits_ith(ctx, 3) != NULL, "logits for every token with embeddings on");
+    float tok0[1024], tok9[1024];
+    const bool have = n_embd <= 1024 && llama_get_embeddings_ith(ctx, 0) && llama_get_embeddings_ith(ctx, 9);
+    if (have) {
+        memcpy(tok0, llama_get_embeddings_ith(ctx, 0), n_embd * sizeof(float));
+        memcpy(tok9, llama_get_embeddings_ith(ctx, 9), n_embd * sizeof(float));
+    }
     llama_free(ctx);
+    const enum llama_pooling_type kinds[2] = { LLAMA_POOLING_TYPE_CLS, LLAMA_POOLING_TYPE_LAST };
+    for (int k = 0; k < 2 && have; k++) {
+        cp.pooling_type = kinds[k];
+        ctx = llama_init_from_model(m, cp);
+        TH_CHECK(ctx && llama_decode(ctx, llama_batch_get_one(p, 10)) == 0, "decode with pooling %d", kinds[k]);
+        const float * pe = ctx ? llama_get_embeddings_seq(ctx, 0) : NULL;
+        const double d = maxdiff(pe, k == 0 ? tok0 : tok9, n_embd);
+        TH_CHECK(d <= 1e-6, "%s pooling is the %s token's embedding (%.3e)", k == 0 ? "cls" : "last",
+                 k == 0 ? "first" : "last", d);
+        TH_CHECK(ctx && llama_get_embeddings_seq(ctx, 1) == NULL, "no embedding for an absent sequence");
+        llama_free(ctx);
+    }
+}
+
+// quantized KV caches against llama.cpp's F32-cache logits: the error is the cache rounding only
+static void test_kv_types(struct llama_model * m) {
+    size_t sz = 0;
+    float * ref = th_read_file(th_data_path("reference/synthetic/llama-F32-kvf32.A.batch.bin"), &sz);
+    TH_CHECK(ref && sz == 51 * NV * sizeof(float), "reference logits");
+    if (!ref || sz != 51 * NV * sizeof(float)) {
+        free(ref);
+        return;
+    }
+    const struct { enum ggml_type k, v; bool fa; double tol; uint32_t n_ubatch; } cfg[] = {
+        { GGML_TYPE_F32,  GGML_TYPE_F32,  false, 1e-5, 16 }, // the batch in 4 ubatches
+        { GGML_TYPE_F32,  GGML_TYPE_F32,  true,  1e-5, 7 },
+        { GGML_TYPE_F16,  GGML_TYPE_F16,  true,  2e-3, 0 },
+        { GGML_TYPE_Q8_0, GGML_TYPE_F16,  false, 2e-2, 0 },
+        { GGML_TYPE_Q8_0, GGML_TYPE_Q8_0, true,  2e-2, 0 },
+        { GGML_TYPE_Q4_0, GGML_TYPE_Q4_0, true,  3e-1, 0 }, // 4-bit cache: a sanity bound only
+    };
+    for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+        struct llama_context_params cp = llama_context_default_params();
+        cp.n_ctx = 128;
+        cp.n_threads = cp.n_threads_batch = 1;
+        cp.type_k = cfg[c].k;
+        cp.type_v = cfg[c].v;
+        cp.flash_attn_type = cfg[c].fa ? LLAMA_FLASH_ATTN_TYPE_ENABLED : LLAMA_FLASH_ATTN_TYPE_DISABLED;
+        if (cfg[c].n_ubatch) {
+            cp.n_ubatch = cfg[c].n_ubatch;
+        }
+        struct llama_context * ctx = llama_init_from_model(m, cp);
+        double mb = INFINITY, ms = INFINITY;
+        if (ctx) {
+            struct llama_batch b = llama_batch_init(51, 0, 1);
+            for (int i = 0; i < 51; i++) {
+                b.token[i] = SEQ_A[i];
+                b.pos[i] = i;
+                b.n_seq_id[i] = 1;
+                b.seq_id[i][0] = 0;
+                b.logits[i] = 1;
+            }
+            b.n_tokens = 51;
+            if (llama_decode(ctx, b) == 0) {
+                mb = 0;
+                for (int i = 0; i < 51; i++) {
+                    const double d = maxdiff(llama_get_logits_ith(ctx, i), ref + (size_t) i * NV, NV);
+                    mb = d > mb || isnan(d) ? d : mb;
+                }
+            }
+            llama_batch_free(b);
+            llama_memory_clear(llama_get_memory(ctx), true);
+            ms = 0;
+            for (int i = 0; i < 51; i++) {
+                llama_token t = SEQ_A[i];
+                const double d = llama_decode(ctx, llama_batch_get_one(&t, 1)) == 0
+                    ? maxdiff(llama_get_logits_ith(ctx, -1), ref + (size_t) i * NV, NV) : INFINITY;
+                ms = d > ms || isnan(d) ? d : ms;
+            }
+        }
+        printf("KV %s/%s fa %d n_ubatch %u: batched max %.3e, step-wise max %.3e\n", ggml_type_name(cfg[c].k),
+               ggml_type_name(cfg[c].v), cfg[c].fa, ctx ? llama_n_ubatch(ctx) : 0, mb, ms);
+        TH_CHECK(mb <= cfg[c].tol && ms <= cfg[c].tol, "KV %s/%s fa %d: %.3e %.3e", ggml_type_name(cfg[c].k),
+                 ggml_type_name(cfg[c].v), cfg[c].fa, mb, ms);
+        llama_free(ctx);
+    }
+    free(ref);
 }
 
 static void test_kjv(void) {
@@ -442,10 +605,16 @@ int main(void) {
         if (m) {
             test_multi_seq(m, false);
             test_multi_seq(m, true);
+            g_n_ubatch = 6; // the interleaved batch in ubatches that cut through the sequences
+            test_multi_seq(m, false);
+            g_n_ubatch = 512;
             test_seq_ops(m);
             test_errors(m);
             test_state(m);
             test_embeddings(m);
+            test_abort(m);
+            test_embd_input(m, path);
+            test_kv_types(m);
             llama_model_free(m);
         }
     }

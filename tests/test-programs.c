@@ -257,7 +257,7 @@ static void test_embedding(void) {
         return;
     }
     enum { N_EMBD_MAX = 4096 };
-    static float one[N_EMBD_MAX], pair0[N_EMBD_MAX], pair1[N_EMBD_MAX], two[N_EMBD_MAX];
+    static float one[N_EMBD_MAX], pair0[N_EMBD_MAX], pair1[N_EMBD_MAX];
 
     // one prompt: the full embedding, L2-normalized by default
     char * argv1[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "In the beginning", "--pooling", "mean",
@@ -310,7 +310,12 @@ static void test_embedding(void) {
             max_diff = d > max_diff ? d : max_diff;
         }
         TH_CHECK(max_diff < 2e-5f, "second prompt in a batch differs from it alone by %g", max_diff);
-        two[0] = 0;
+        // the two prompts differ, so their embeddings must too
+        float d01 = 0.0f;
+        for (int i = 0; i < n0 && i < n1; i++) {
+            d01 += fabsf(pair0[i] - pair1[i]);
+        }
+        TH_CHECK(d01 > 1e-3f, "different prompts gave the same embedding");
     }
     run_free(&r);
 
@@ -403,10 +408,26 @@ static void test_errors(void) {
         expect_failure(argv, "unable to load model", false);
         unlink(junk);
     }
-    // a context far larger than memory
+    // a context far larger than memory (sanitizer builds must let the huge allocation fail instead of aborting)
     {
+        // a copy: setenv may replace the string getenv returned
+        char prev_buf[512];
+        const char * prev_env = getenv("ASAN_OPTIONS");
+        const char * prev = NULL;
+        if (prev_env) {
+            snprintf(prev_buf, sizeof(prev_buf), "%s", prev_env);
+            prev = prev_buf;
+        }
+        char opts[1024];
+        snprintf(opts, sizeof(opts), "%s%sallocator_may_return_null=1", prev ? prev : "", prev && *prev ? ":" : "");
+        setenv("ASAN_OPTIONS", opts, 1);
         char * argv[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-c", "2000000000", "-p", "x", "-no-cnv", NULL };
         expect_failure(argv, "unable to load model", false);
+        if (prev) {
+            setenv("ASAN_OPTIONS", prev, 1);
+        } else {
+            unsetenv("ASAN_OPTIONS");
+        }
     }
     // a prompt longer than the context
     {
@@ -423,6 +444,78 @@ static void test_errors(void) {
                  strstr(r.out, "example usage") != NULL, "--help: %d\n%s", r.status, r.out);
         run_free(&r);
     }
+}
+
+// context full: stop cleanly without --context-shift, keep going with it; --log-disable silences everything
+static void test_context_and_logging(const json_t * root) {
+    const char * mpath = th_data_path("models/kjv/kjv-target-f32.gguf");
+    if (!th_require_file(mpath)) {
+        return;
+    }
+    const char * ref = NULL;
+    size_t i;
+    const json_t * c;
+    json_array_foreach(json_object_get(root, "greedy"), i, c) {
+        if (strcmp(jstr(c, "model"), "kjv-target-f32.gguf") == 0 && strcmp(jstr(c, "prompt"), "In the beginning") == 0) {
+            ref = jstr(c, "stdout");
+        }
+    }
+    TH_CHECK(ref != NULL, "greedy reference for 'In the beginning'");
+    if (!ref) {
+        return;
+    }
+
+    char * argv1[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-c", "32", "-n", "64",
+                       "--temp", "0", "-no-cnv", "-t", "1", NULL };
+    struct run_result r1 = run(argv1);
+    TH_CHECK(r1.status == 0, "context-full run exit %d", r1.status);
+    TH_CHECK(strstr(r1.err, "context full and context shift is disabled => stopping") != NULL, "context-full message:\n%s", r1.err);
+    // the text before the stop is the greedy text: prompt + generation, then "\n\n"
+    const size_t n1 = strlen(r1.out);
+    TH_CHECK(n1 > 20 && n1 < strlen(ref) && strncmp(r1.out, ref, n1 - 2) == 0, "context-full output:\n'%s'", r1.out);
+
+    char * argv2[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-c", "32", "-n", "64",
+                       "--temp", "0", "-no-cnv", "-t", "1", "--context-shift", NULL };
+    struct run_result r2 = run(argv2);
+    TH_CHECK(r2.status == 0, "context-shift run exit %d: %s", r2.status, r2.err);
+    TH_CHECK(strlen(r2.out) > n1 + 20, "context shift generated no more text:\n'%s'", r2.out);
+    TH_CHECK(strstr(r2.err, "eval time =") != NULL, "perf lines on stderr");
+    run_free(&r1);
+    run_free(&r2);
+
+    char * argv3[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-n", "4", "--temp", "0",
+                       "-no-cnv", "--log-disable", NULL };
+    struct run_result r3 = run(argv3);
+    TH_CHECK(r3.status == 0 && r3.out[0] == '\0' && r3.err[0] == '\0', "--log-disable: %d '%s' '%s'", r3.status, r3.out, r3.err);
+    run_free(&r3);
+
+    // -r: generation stops right after the reverse prompt appears
+    char * argv6[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-n", "64", "--temp", "0",
+                       "-no-cnv", "-t", "1", "-r", "Egypt", NULL };
+    struct run_result r6 = run(argv6);
+    TH_CHECK(r6.status == 0 && strcmp(r6.out, " In the beginning of the LORD, and in the land of Egypt\n\n") == 0,
+             "-r run: '%s'", r6.out);
+    run_free(&r6);
+
+    // the prompt from a file (-f), its final newline dropped, and --no-display-prompt
+    const char * pf = "/tmp/test-programs-prompt.txt";
+    FILE * f = fopen(pf, "wb");
+    if (f) {
+        fputs("In the beginning\n", f);
+        fclose(f);
+    }
+    char * argv4[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-f", (char *) pf, "-n", "64", "--temp", "0",
+                       "-no-cnv", "-t", "1", NULL };
+    struct run_result r4 = run(argv4);
+    TH_CHECK(r4.status == 0 && strcmp(r4.out, ref) == 0, "-f run:\n'%s'", r4.out);
+    run_free(&r4);
+    char * argv5[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-f", (char *) pf, "-n", "64", "--temp", "0",
+                       "-no-cnv", "-t", "1", "--no-display-prompt", NULL };
+    struct run_result r5 = run(argv5);
+    const char * gen_only = ref + strlen(" In the beginning");
+    TH_CHECK(r5.status == 0 && strcmp(r5.out, gen_only) == 0, "--no-display-prompt:\n'%s'", r5.out);
+    run_free(&r5);
+    unlink(pf);
 }
 
 int main(int argc, char ** argv) {
@@ -444,6 +537,7 @@ int main(int argc, char ** argv) {
             test_batched(root);
             test_embedding();
             test_errors();
+            test_context_and_logging(root);
         } else if (strcmp(mode, "quant") == 0) {
             test_greedy_completion(root, false);
         } else if (strcmp(mode, "sampling") == 0) {

@@ -1509,116 +1509,112 @@ size_t quantize_q8_0(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, 
     return (size_t) nrows * (size_t)(n_per_row/QK8_0) * sizeof(block_q8_0);
 }
 
-size_t quantize_q2_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
-                     const float * imatrix) {
-    const int64_t nb = n_per_row/QK_K;
-    if (!imatrix) {
-        quantize_row_q2_K_ref(src, (block_q2_K *) dst, nrows*n_per_row);
-    } else {
-        block_q2_K * y = (block_q2_K *) dst;
-        for (int64_t r = 0; r < nrows; ++r) {
-            for (int64_t i = 0; i < nb; ++i) {
-                q2_K_block_imatrix(src + r*n_per_row + i*QK_K, imatrix + i*QK_K, &y[r*nb + i]);
-            }
+// Quantizes one block of a row: x its values, qw the importance of its columns (NULL without imatrix).
+typedef void (*block_quantizer)(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT block);
+
+// applies quantize_block to every block of every row; the imatrix holds one weight per column, so each row's
+// block i uses the same slice of it
+static size_t quantize_blocks(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows,
+                              int64_t n_per_row, const float * imatrix, int64_t qk, size_t block_size,
+                              block_quantizer quantize_block) {
+    const int64_t nb = n_per_row/qk;
+    char * y = (char *) dst;
+    for (int64_t r = 0; r < nrows; ++r) {
+        for (int64_t i = 0; i < nb; ++i) {
+            quantize_block(src + r*n_per_row + i*qk, imatrix ? imatrix + i*qk : NULL, y + (size_t)(r*nb + i)*block_size);
         }
     }
-    return (size_t)(nrows*nb) * sizeof(block_q2_K);
+    return (size_t)(nrows*nb) * block_size;
+}
+
+static void q2_K_block_imatrix_any(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT b) {
+    q2_K_block_imatrix(x, qw, (block_q2_K *) b);
+}
+
+static void q3_K_block_imatrix_any(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT b) {
+    q3_K_block_imatrix(x, qw, (block_q3_K *) b);
+}
+
+static void q4_K_block_imatrix(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT vb) {
+    block_q4_K * b = (block_q4_K *) vb;
+    uint8_t L[QK_K];
+    memset(b->scales, 0, sizeof(b->scales));
+    qk_block_imatrix(x, qw, 15, L, b->scales, &b->d, &b->dmin);
+    pack_q4_K_levels(L, b->qs);
+}
+
+static void q5_K_block_imatrix(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT vb) {
+    block_q5_K * b = (block_q5_K *) vb;
+    uint8_t L[QK_K];
+    memset(b->scales, 0, sizeof(b->scales));
+    qk_block_imatrix(x, qw, 31, L, b->scales, &b->d, &b->dmin);
+    pack_q5_K_levels(L, b->qs, b->qh);
+}
+
+static void q6_K_block_any(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT b) {
+    q6_K_block(x, qw, (block_q6_K *) b);
+}
+
+// llama-quantize always takes the searching path (7 tries) for IQ4, with or without imatrix
+static void iq4_nl_block(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT vb) {
+    block_iq4_nl * b = (block_iq4_nl *) vb;
+    iq4_superblock(QK4_NL, x, &b->d, b->qs, NULL, NULL, qw, 7);
+}
+
+static void iq4_xs_block(const float * GGML_RESTRICT x, const float * GGML_RESTRICT qw, void * GGML_RESTRICT vb) {
+    block_iq4_xs * b = (block_iq4_xs *) vb;
+    iq4_superblock(QK_K, x, &b->d, b->qs, &b->scales_h, b->scales_l, qw, 7);
+}
+
+size_t quantize_q2_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
+                     const float * imatrix) {
+    if (!imatrix) {
+        quantize_row_q2_K_ref(src, (block_q2_K *) dst, nrows*n_per_row);
+        return (size_t)(nrows*(n_per_row/QK_K)) * sizeof(block_q2_K);
+    }
+    return quantize_blocks(src, dst, nrows, n_per_row, imatrix, QK_K, sizeof(block_q2_K), q2_K_block_imatrix_any);
 }
 
 size_t quantize_q3_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
                      const float * imatrix) {
-    const int64_t nb = n_per_row/QK_K;
     if (!imatrix) {
         quantize_row_q3_K_ref(src, (block_q3_K *) dst, nrows*n_per_row);
-    } else {
-        block_q3_K * y = (block_q3_K *) dst;
-        for (int64_t r = 0; r < nrows; ++r) {
-            for (int64_t i = 0; i < nb; ++i) {
-                q3_K_block_imatrix(src + r*n_per_row + i*QK_K, imatrix + i*QK_K, &y[r*nb + i]);
-            }
-        }
+        return (size_t)(nrows*(n_per_row/QK_K)) * sizeof(block_q3_K);
     }
-    return (size_t)(nrows*nb) * sizeof(block_q3_K);
+    return quantize_blocks(src, dst, nrows, n_per_row, imatrix, QK_K, sizeof(block_q3_K), q3_K_block_imatrix_any);
 }
 
 size_t quantize_q4_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
                      const float * imatrix) {
-    const int64_t nb = n_per_row/QK_K;
     if (!imatrix) {
         quantize_row_q4_K_ref(src, (block_q4_K *) dst, nrows*n_per_row);
-    } else {
-        block_q4_K * y = (block_q4_K *) dst;
-        for (int64_t r = 0; r < nrows; ++r) {
-            for (int64_t i = 0; i < nb; ++i) {
-                uint8_t L[QK_K];
-                block_q4_K * b = &y[r*nb + i];
-                memset(b->scales, 0, sizeof(b->scales));
-                qk_block_imatrix(src + r*n_per_row + i*QK_K, imatrix + i*QK_K, 15, L, b->scales, &b->d, &b->dmin);
-                pack_q4_K_levels(L, b->qs);
-            }
-        }
+        return (size_t)(nrows*(n_per_row/QK_K)) * sizeof(block_q4_K);
     }
-    return (size_t)(nrows*nb) * sizeof(block_q4_K);
+    return quantize_blocks(src, dst, nrows, n_per_row, imatrix, QK_K, sizeof(block_q4_K), q4_K_block_imatrix);
 }
 
 size_t quantize_q5_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
                      const float * imatrix) {
-    const int64_t nb = n_per_row/QK_K;
     if (!imatrix) {
         quantize_row_q5_K_ref(src, (block_q5_K *) dst, nrows*n_per_row);
-    } else {
-        block_q5_K * y = (block_q5_K *) dst;
-        for (int64_t r = 0; r < nrows; ++r) {
-            for (int64_t i = 0; i < nb; ++i) {
-                uint8_t L[QK_K];
-                block_q5_K * b = &y[r*nb + i];
-                memset(b->scales, 0, sizeof(b->scales));
-                qk_block_imatrix(src + r*n_per_row + i*QK_K, imatrix + i*QK_K, 31, L, b->scales, &b->d, &b->dmin);
-                pack_q5_K_levels(L, b->qs, b->qh);
-            }
-        }
+        return (size_t)(nrows*(n_per_row/QK_K)) * sizeof(block_q5_K);
     }
-    return (size_t)(nrows*nb) * sizeof(block_q5_K);
+    return quantize_blocks(src, dst, nrows, n_per_row, imatrix, QK_K, sizeof(block_q5_K), q5_K_block_imatrix);
 }
 
 size_t quantize_q6_K(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
                      const float * imatrix) {
-    const int64_t nb = n_per_row/QK_K;
-    block_q6_K * y = (block_q6_K *) dst;
-    for (int64_t r = 0; r < nrows; ++r) {
-        for (int64_t i = 0; i < nb; ++i) {
-            q6_K_block(src + r*n_per_row + i*QK_K, imatrix ? imatrix + i*QK_K : NULL, &y[r*nb + i]);
-        }
-    }
-    return (size_t)(nrows*nb) * sizeof(block_q6_K);
+    return quantize_blocks(src, dst, nrows, n_per_row, imatrix, QK_K, sizeof(block_q6_K), q6_K_block_any);
 }
 
 size_t quantize_iq4_nl(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
                        const float * imatrix) {
-    const int64_t nb = n_per_row/QK4_NL;
-    block_iq4_nl * y = (block_iq4_nl *) dst;
-    for (int64_t r = 0; r < nrows; ++r) {
-        for (int64_t i = 0; i < nb; ++i) {
-            // llama-quantize always takes the searching path (7 tries), with or without imatrix
-            iq4_superblock(QK4_NL, src + r*n_per_row + i*QK4_NL, &y[r*nb + i].d, y[r*nb + i].qs, NULL, NULL,
-                           imatrix ? imatrix + i*QK4_NL : NULL, 7);
-        }
-    }
-    return (size_t)(nrows*nb) * sizeof(block_iq4_nl);
+    return quantize_blocks(src, dst, nrows, n_per_row, imatrix, QK4_NL, sizeof(block_iq4_nl), iq4_nl_block);
 }
 
 size_t quantize_iq4_xs(const float * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t n_per_row,
                        const float * imatrix) {
-    const int64_t nb = n_per_row/QK_K;
-    block_iq4_xs * y = (block_iq4_xs *) dst;
-    for (int64_t r = 0; r < nrows; ++r) {
-        for (int64_t i = 0; i < nb; ++i) {
-            block_iq4_xs * b = &y[r*nb + i];
-            iq4_superblock(QK_K, src + r*n_per_row + i*QK_K, &b->d, b->qs, &b->scales_h, b->scales_l,
-                           imatrix ? imatrix + i*QK_K : NULL, 7);
-        }
-    }
-    return (size_t)(nrows*nb) * sizeof(block_iq4_xs);
+    return quantize_blocks(src, dst, nrows, n_per_row, imatrix, QK_K, sizeof(block_iq4_xs), iq4_xs_block);
 }
 
 // ---- validation --------------------------------------------------------------------------------------------

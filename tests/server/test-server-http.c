@@ -136,6 +136,7 @@ struct producer {
     atomic_bool saw_cancel;  // the producer noticed the client was gone
     atomic_bool write_failed;
     atomic_bool finished;
+    atomic_bool started;     // the handler created the producer thread (set after pthread_create)
     pthread_t   thread;
 };
 
@@ -170,13 +171,32 @@ static void * producer_main(void * arg) {
 static void h_stream(const struct server_http_req * req, struct server_http_res * res, void * ud) {
     (void) req;
     (void) ud;
+    // g_prod was reset by the test before it sent the request
     struct server_http_stream * s = server_http_stream_create(g_http);
-    memset(&g_prod, 0, sizeof(g_prod));
     g_prod.stream = s;
     res->status = 200;
     res->content_type = "text/event-stream";
     res->stream = s;
     pthread_create(&g_prod.thread, NULL, producer_main, &g_prod);
+    atomic_store(&g_prod.started, true);
+}
+
+static void prod_reset(void) {
+    g_prod.stream = NULL;
+    atomic_store(&g_prod.step, 0);
+    atomic_store(&g_prod.stop, false);
+    atomic_store(&g_prod.saw_cancel, false);
+    atomic_store(&g_prod.write_failed, false);
+    atomic_store(&g_prod.finished, false);
+    atomic_store(&g_prod.started, false);
+}
+
+static bool wait_flag(atomic_bool * f);
+
+static void prod_join(void) {
+    if (wait_flag(&g_prod.started)) {
+        pthread_join(g_prod.thread, NULL);
+    }
 }
 
 static bool wait_flag(atomic_bool * f) {
@@ -227,6 +247,7 @@ int main(void) {
 
     // 1. a stream that waits for its producer, while the single worker still serves other requests
     {
+        prod_reset();
         const int fd = connect_port(port);
         TH_CHECK(fd >= 0, "connect");
         const char * req = "GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
@@ -242,7 +263,7 @@ int main(void) {
         atomic_store(&g_prod.stop, true);
         char * resp = read_all(fd, &len);
         close(fd);
-        pthread_join(g_prod.thread, NULL);
+        prod_join();
         TH_CHECK(http_status(resp) == 200, "stream status: %.200s", resp);
         TH_CHECK(strstr(resp, "Content-Type: text/event-stream") != NULL, "stream content type");
         char * body = dechunk(resp);
@@ -254,6 +275,7 @@ int main(void) {
 
     // 2. the client goes away while the stream is parked: the producer learns it
     {
+        prod_reset();
         const int fd = connect_port(port);
         const char * req = "GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
         send_all(fd, req, strlen(req));
@@ -265,11 +287,12 @@ int main(void) {
         const bool noticed = wait_flag(&g_prod.saw_cancel);
         TH_CHECK(noticed, "disconnect of a parked stream noticed");
         atomic_store(&g_prod.stop, true);
-        pthread_join(g_prod.thread, NULL);
+        prod_join();
     }
 
     // 3. stop while a stream is parked: no hang, the producer's next write fails
     {
+        prod_reset();
         const int fd = connect_port(port);
         const char * req = "GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
         send_all(fd, req, strlen(req));
@@ -281,7 +304,7 @@ int main(void) {
         const bool ended = wait_flag(&g_prod.finished);
         TH_CHECK(ended, "producer ended after stop");
         TH_CHECK(atomic_load(&g_prod.saw_cancel) || atomic_load(&g_prod.write_failed), "producer saw the stop");
-        pthread_join(g_prod.thread, NULL);
+        prod_join();
         close(fd);
     }
 

@@ -145,9 +145,20 @@ def test_loading_gate(binary, tmpdir):
         if r.status_code == 200:
             check(r.json()["data"][0]["meta"] is None, "models while loading: meta null", r.text)
     finally:
-        # release the loader: an empty FIFO is no model file, so loading fails and the server exits
-        fd = os.open(fifo, os.O_WRONLY)
-        os.close(fd)
+        # release the loader: an empty FIFO is no model file, so loading fails and the server exits.
+        # Non-blocking, so a server that never opened the FIFO fails the test instead of hanging it.
+        released = False
+        for _ in range(300):
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                os.close(fd)
+                released = True
+                break
+            except OSError:
+                time.sleep(0.1)
+        check(released, "loader was waiting on the model file")
+        if not released:
+            srv.proc.kill()
     try:
         rc = srv.proc.wait(60)
     except subprocess.TimeoutExpired:
@@ -166,7 +177,7 @@ def test_endpoints(srv, data_dir, model):
         r = requests.get(srv.url(path), timeout=10)
         check(r.status_code == 200 and r.json() == {"status": "ok"}, f"{path}", r.text)
 
-    for path in ("/v1/models", "/models"):
+    for path in ("/v1/models", "/models", "/api/tags"):
         r = requests.get(srv.url(path), timeout=10)
         if check(r.status_code == 200, f"{path}: 200", r.text):
             j = r.json()
@@ -214,6 +225,11 @@ def test_endpoints(srv, data_dir, model):
     # a newline is the byte token <0x0A> (id 13): a valid one-byte piece
     r = requests.post(srv.url("/tokenize"), json={"content": "\n", "with_pieces": True, "parse_special": False}, timeout=10)
     check(r.status_code == 200 and {"id": 13, "piece": "\n"} in r.json()["tokens"], "tokenize: byte token piece", r.text)
+    # a character outside the vocabulary falls back to byte tokens (<0xC3> = 3 + 0xC3): partial UTF-8 pieces
+    # come back as byte lists (llama.cpp's README example for 'á')
+    r = requests.post(srv.url("/tokenize"), json={"content": "\u00e1", "with_pieces": True}, timeout=10)
+    check(r.status_code == 200 and r.json()["tokens"][-2:] == [{"id": 198, "piece": [195]}, {"id": 164, "piece": [161]}],
+          "tokenize: byte pieces as lists", r.text)
     # mixed content: only the first element gets BOS; ids pass through
     r = requests.post(srv.url("/tokenize"), json={"content": ["In the", 1921, 1286], "add_special": True}, timeout=10)
     check(r.status_code == 200 and r.json()["tokens"] == [1, 1025, 261, 1921, 1286], "tokenize: mixed content", r.text)
@@ -477,6 +493,9 @@ def test_cli_errors(binary, model):
     check(r.returncode != 0 and "invalid argument" in r.stderr, "unknown flag rejected", r.stderr[-300:])
     r = subprocess.run([binary, "-m", model, "--port", "99999"], capture_output=True, text=True, timeout=60)
     check(r.returncode != 0, "bad port rejected", r.stderr[-300:])
+    r = subprocess.run([binary, "-m", model, "--api-key-file", "/nonexistent/keys.txt"], capture_output=True, text=True,
+                       timeout=60)
+    check(r.returncode != 0 and "API key file" in r.stderr, "missing API key file", r.stderr[-300:])
     r = subprocess.run([binary, "-m", "/nonexistent/model.gguf", "--port", "0"], capture_output=True, text=True,
                        timeout=60)
     check(r.returncode != 0 and "exiting due to model loading error" in r.stderr, "missing model file", r.stderr[-300:])
@@ -490,9 +509,15 @@ def main():
     data_dir = os.environ.get("LLAMA_TEST_DATA") or args.data or os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared")
     model = os.path.join(data_dir, "models", "kjv", "kjv-target-f32.gguf")
     if not os.path.exists(model):
-        print(f"missing test data: {model}")
-        print("0 passed, 1 failed")
-        return 1
+        # as tests/harness.h: a skip on a developer machine, a failure in CI
+        ci = os.environ.get("CI", "")
+        if ci and ci not in ("0", "false"):
+            print(f"FAIL: test data missing: {model}")
+            print("0 passed, 1 failed")
+            return 1
+        print(f"SKIP: test data missing: {model}")
+        print("0 passed, 0 failed, 1 skipped")
+        return 0
 
     with tempfile.TemporaryDirectory() as tmpdir:
         try:

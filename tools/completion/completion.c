@@ -264,7 +264,8 @@ int main(int argc, char ** argv) {
     // the kept prefix for context shifting
     if (params.n_keep < 0 || params.n_keep > n_inp) {
         params.n_keep = n_inp;
-    } else if (params.n_keep > 0) {
+    } else {
+        // the BOS token is always kept
         params.n_keep += add_bos ? 1 : 0;
     }
 

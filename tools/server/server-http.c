@@ -59,6 +59,7 @@ struct server_http {
 
     pthread_mutex_t streams_mu;
     struct server_http_stream * streams;
+    bool streams_closed; // stopping: new streams start cancelled (under streams_mu)
 
     pthread_t       poller;
     bool            poller_running;
@@ -320,6 +321,9 @@ static bool peer_gone(struct MHD_Connection * conn) {
 // re-examines the socket; a peer that is gone cancels the stream
 static void streams_poll(struct server_http * http, bool stopping) {
     pthread_mutex_lock(&http->streams_mu);
+    if (stopping) {
+        http->streams_closed = true;
+    }
     for (struct server_http_stream * s = http->streams; s; s = s->next) {
         pthread_mutex_lock(&s->mu);
         if (stopping) {
@@ -392,7 +396,8 @@ static bool api_key_ok(const struct server_http * http, struct MHD_Connection * 
     return ok;
 }
 
-static enum MHD_Result send_res(struct server_http * http, struct MHD_Connection * c, struct server_http_res * res) {
+static enum MHD_Result send_res(struct server_http * http, struct MHD_Connection * c, struct server_http_res * res,
+                                const char * method, const char * url) {
     struct MHD_Response * r;
     if (res->stream) {
         struct server_http_stream * s = res->stream;
@@ -405,10 +410,14 @@ static enum MHD_Result send_res(struct server_http * http, struct MHD_Connection
             stream_release(s);
             return MHD_NO;
         }
+        pthread_mutex_lock(&http->streams_mu);
         pthread_mutex_lock(&s->mu);
         s->conn = c;
+        if (http->streams_closed) {
+            // server_http_stop already woke every stream: this one must never park
+            s->cancelled = true;
+        }
         pthread_mutex_unlock(&s->mu);
-        pthread_mutex_lock(&http->streams_mu);
         s->next = http->streams;
         if (http->streams) {
             http->streams->prev = s;
@@ -417,7 +426,7 @@ static enum MHD_Result send_res(struct server_http * http, struct MHD_Connection
         pthread_mutex_unlock(&http->streams_mu);
         res->stream = NULL;
     } else {
-        r = MHD_create_response_from_buffer(res->body_len, res->body ? res->body : (void *) "", 
+        r = MHD_create_response_from_buffer(res->body_len, res->body ? res->body : (void *) "",
                                             res->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
         if (!r) {
             return MHD_NO;
@@ -431,16 +440,21 @@ static enum MHD_Result send_res(struct server_http * http, struct MHD_Connection
     for (int i = 0; i < res->n_headers; i++) {
         MHD_add_response_header(r, res->header_names[i], res->header_values[i]);
     }
-    const enum MHD_Result ret = MHD_queue_response(c, res->status > 0 ? (unsigned) res->status : 200u, r);
+    const unsigned status = res->status > 0 ? (unsigned) res->status : 200u;
+    const enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
+    if (http->params.log_requests) {
+        http_log("request: %s %s %u", method, url, status);
+    }
     return ret;
 }
 
-static enum MHD_Result send_error(struct server_http * http, struct MHD_Connection * c, const char * message,
-                                  enum server_error_type type, int status_override) {
+static enum MHD_Result send_error(struct server_http * http, struct MHD_Connection * c, const char * method,
+                                  const char * url, const char * message, enum server_error_type type,
+                                  int status_override) {
     struct server_http_res res = { 0 };
     res_error(&res, message, type, status_override);
-    const enum MHD_Result ret = send_res(http, c, &res);
+    const enum MHD_Result ret = send_res(http, c, &res, method, url);
     res_clear(&res);
     return ret;
 }
@@ -483,7 +497,7 @@ static enum MHD_Result dispatch(struct server_http * http, struct MHD_Connection
             rt->handler(&req, &res, rt->user_data);
         }
     }
-    const enum MHD_Result ret = send_res(http, c, &res);
+    const enum MHD_Result ret = send_res(http, c, &res, method, url);
     res_clear(&res);
     return ret;
 }
@@ -522,7 +536,7 @@ static enum MHD_Result on_access(void * cls, struct MHD_Connection * c, const ch
             cc->answered  = true;
             char msg[160];
             snprintf(msg, sizeof(msg), "request body too large: %llu bytes (limit %zu)", clen, http->params.max_body);
-            return send_error(http, c, msg, ERROR_TYPE_INVALID_REQUEST, 413);
+            return send_error(http, c, method, url, msg, ERROR_TYPE_INVALID_REQUEST, 413);
         }
         return MHD_YES;
     }
@@ -566,7 +580,7 @@ static enum MHD_Result on_access(void * cls, struct MHD_Connection * c, const ch
     if (cc->too_large) {
         char msg[160];
         snprintf(msg, sizeof(msg), "request body too large (limit %zu bytes)", http->params.max_body);
-        return send_error(http, c, msg, ERROR_TYPE_INVALID_REQUEST, 413);
+        return send_error(http, c, method, url, msg, ERROR_TYPE_INVALID_REQUEST, 413);
     }
     return dispatch(http, c, url, method, cc);
 }

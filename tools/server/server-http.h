@@ -20,6 +20,7 @@ struct server_http_params {
     size_t       max_body;      // larger request bodies get 413
     const char * const * api_keys; // n_api_keys keys (copied); 0 = no authentication
     size_t       n_api_keys;
+    bool         log_requests;  // one line per request: method, path, status
 };
 
 struct server_http_req {

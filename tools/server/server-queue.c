@@ -1,4 +1,5 @@
 #include "server-queue.h"
+#include "server-http.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -42,6 +43,11 @@ void server_task_release(struct server_task * t) {
     if (refs == 0) {
         json_decref(t->data);
         json_decref(t->result);
+        free(t->tokens);
+        if (t->stream) {
+            // never started (the server stopped first): end the response instead of leaving the client waiting
+            server_http_stream_end(t->stream);
+        }
         pthread_mutex_destroy(&t->mu);
         pthread_cond_destroy(&t->cv);
         free(t);
@@ -69,6 +75,14 @@ bool server_task_wait(struct server_task * t) {
     const bool ok = t->result != NULL;
     pthread_mutex_unlock(&t->mu);
     return ok;
+}
+
+json_t * server_task_take_result(struct server_task * t) {
+    pthread_mutex_lock(&t->mu);
+    json_t * r = t->result;
+    t->result = NULL;
+    pthread_mutex_unlock(&t->mu);
+    return r;
 }
 
 bool server_queue_post(struct server_queue * q, struct server_task * t) {

@@ -11,7 +11,8 @@
 
 enum server_task_type {
     SERVER_TASK_TYPE_METRICS,   // snapshot of slots + counters (GET /slots, GET /metrics)
-    SERVER_TASK_TYPE_COMPLETION // part 2: prompt processing + generation on a slot
+    SERVER_TASK_TYPE_COMPLETION, // prompt processing + generation on a slot
+    SERVER_TASK_TYPE_EMBEDDING   // --embedding: one request's inputs, decoded at once
 };
 
 struct server_task {
@@ -28,6 +29,12 @@ struct server_task {
     int      refs;              // the poster's and the queue's
     json_t * result;            // owned by the task; NULL = the server stopped before it ran
     int      status;            // HTTP status the result stands for
+
+    // COMPLETION: the prompt tokenized by the HTTP thread, and the stream a streamed request writes to
+    // (the producer's reference, ended by the inference thread; NULL when not streamed)
+    int32_t * tokens;
+    size_t    n_tokens;
+    struct server_http_stream * stream;
     struct server_task * next;
 };
 
@@ -58,3 +65,6 @@ void server_queue_stop(struct server_queue * q);
 void server_task_complete(struct server_task * task, json_t * result, int status);
 // HTTP thread: wait for the result; true when one arrived (then task->result / task->status are set)
 bool server_task_wait(struct server_task * task);
+// HTTP thread, after server_task_wait: take ownership of the result. jansson's reference counts are not
+// safe to share between threads, so a result is handed over whole instead of being referenced twice.
+json_t * server_task_take_result(struct server_task * task);

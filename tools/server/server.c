@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -85,6 +86,10 @@ struct server_params {
     int    n_batch;
     int    n_ubatch;
     int    n_threads;
+    int    flash_attn;       // llama_flash_attn_type
+    int    type_k, type_v;   // ggml_type of the KV cache
+    bool   embedding;        // embeddings-only server (--embedding)
+    int    pooling;          // llama_pooling_type; -1 = the model's
     char * chat_template;
     size_t max_body;
 };
@@ -193,6 +198,10 @@ static void print_usage(const char * argv0) {
            "  -b,  --batch-size N         logical batch size (default: 2048)\n"
            "  -ub, --ubatch-size N        physical batch size (default: 512)\n"
            "  -t,  --threads N            threads for generation\n"
+           "  -fa, --flash-attn on|off|auto  flash attention (default: auto)\n"
+           "  -ctk, -ctv TYPE             KV cache data types (default: f16)\n"
+           "       --embedding            embeddings-only server (/embedding, /v1/embeddings)\n"
+           "       --pooling TYPE         none|mean|cls|last|rank (default: the model's)\n"
            "       --chat-template NAME   built-in chat template to use instead of the model's\n"
            "       --http-max-body N      largest request body in bytes (llama.c; default: 16 MiB)\n"
            "  -v,  --verbose              print library messages\n"
@@ -211,6 +220,10 @@ static int params_parse(int argc, char ** argv, struct server_params * p) {
     p->n_batch        = 2048;
     p->n_ubatch       = 512;
     p->n_threads      = -1;
+    p->flash_attn     = LLAMA_FLASH_ATTN_TYPE_AUTO;
+    p->type_k         = GGML_TYPE_F16;
+    p->type_v         = GGML_TYPE_F16;
+    p->pooling        = LLAMA_POOLING_TYPE_UNSPECIFIED;
     p->max_body       = DEFAULT_MAX_BODY;
     if (!set_str(&p->host, "127.0.0.1")) {
         return -1;
@@ -261,6 +274,34 @@ static int params_parse(int argc, char ** argv, struct server_params * p) {
             NEED_VALUE(); if (!parse_int_arg(v, 1, INT_MAX, &p->n_ubatch)) BAD_VALUE();
         } else if (ARG_IS("-t", "--threads")) {
             NEED_VALUE(); if (!parse_int_arg(v, -1, 4096, &p->n_threads)) BAD_VALUE();
+        } else if (ARG_IS("-fa", "--flash-attn")) {
+            NEED_VALUE();
+            if (strcmp(v, "on") == 0 || strcmp(v, "1") == 0) p->flash_attn = LLAMA_FLASH_ATTN_TYPE_ENABLED;
+            else if (strcmp(v, "off") == 0 || strcmp(v, "0") == 0) p->flash_attn = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+            else if (strcmp(v, "auto") == 0) p->flash_attn = LLAMA_FLASH_ATTN_TYPE_AUTO;
+            else BAD_VALUE();
+        } else if (ARG_IS("-ctk", "--cache-type-k") || ARG_IS("-ctv", "--cache-type-v")) {
+            const bool is_k = ARG_IS("-ctk", "--cache-type-k");
+            NEED_VALUE();
+            int found = -1;
+            for (int ty = 0; ty < GGML_TYPE_COUNT; ty++) {
+                const char * tn = ggml_type_name((enum ggml_type) ty);
+                if (tn && strcmp(tn, v) == 0) {
+                    found = ty;
+                }
+            }
+            if (found < 0) BAD_VALUE();
+            *(is_k ? &p->type_k : &p->type_v) = found;
+        } else if (ARG_IS("--embedding", "--embeddings")) {
+            p->embedding = true;
+        } else if (ARG_IS("--pooling", NULL)) {
+            NEED_VALUE();
+            if (strcmp(v, "none") == 0) p->pooling = LLAMA_POOLING_TYPE_NONE;
+            else if (strcmp(v, "mean") == 0) p->pooling = LLAMA_POOLING_TYPE_MEAN;
+            else if (strcmp(v, "cls") == 0) p->pooling = LLAMA_POOLING_TYPE_CLS;
+            else if (strcmp(v, "last") == 0) p->pooling = LLAMA_POOLING_TYPE_LAST;
+            else if (strcmp(v, "rank") == 0) p->pooling = LLAMA_POOLING_TYPE_RANK;
+            else BAD_VALUE();
         } else if (ARG_IS("--chat-template", NULL)) {
             NEED_VALUE(); if (!set_str(&p->chat_template, v)) return -1;
         } else if (ARG_IS("--http-max-body", NULL)) {
@@ -319,6 +360,31 @@ struct server_slot {
     bool    has_new_line;
     int32_t n_remain;
     int32_t n_decoded;
+
+    // part 2: the request being served
+    struct server_task   * task;
+    struct llama_sampler * smpl;
+    int   mode;                 // COMPL_MODE_*
+    bool  cache_prompt;
+    bool  return_tokens;
+    llama_token * prompt;       // borrowed from task->tokens
+    int   n_prompt;
+    int   n_prompt_done;        // prompt tokens already in the KV cache (reused + evaluated)
+    int   n_prompt_reused;
+    llama_token * cache;        // the tokens in this slot's sequence, in position order
+    int   n_cache, cap_cache;
+    llama_token next_tok;       // sampled, not yet decoded
+    int   i_batch;              // row of this slot's output in the current batch, -1 = none
+    char * text;                // generated text (stop strings cut off)
+    size_t n_text, cap_text, n_sent;
+    json_t * gen_tokens;
+    json_t * probs;
+    const char * stop_type;
+    char * stopping_word;
+    int64_t t_start_prompt, t_start_gen;
+    double  t_prompt_ms, t_gen_ms;
+    char    oai_id[40];
+    int64_t created;
 };
 
 // counters in llama.cpp's /metrics; the *_bucket values restart on each /metrics read
@@ -354,6 +420,10 @@ struct server_context {
     // inference thread only
     struct server_slot * slots;
     int n_slots;
+    struct llama_context * ctx;
+    struct llama_batch batch;
+    int n_batch;
+    struct server_task * deferred_head, * deferred_tail; // waiting for a free slot
     struct server_metrics metrics;
 
     atomic_bool shutting_down;
@@ -926,7 +996,7 @@ static json_t * fetch_metrics(struct server_context * sc, bool reset_bucket, str
     server_queue_post(&sc->queue, t);
     json_t * out = NULL;
     if (server_task_wait(t)) {
-        out = json_incref(t->result);
+        out = server_task_take_result(t);
     } else {
         res_err(res, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
     }
@@ -950,9 +1020,13 @@ static void handle_slots(const struct server_http_req * req, struct server_http_
         res_err(res, "no slot available", ERROR_TYPE_UNAVAILABLE);
         return;
     }
-    json_t * slots = json_incref(json_object_get(m, "slots"));
+    char * body = sj_dumps(json_object_get(m, "slots"));
     json_decref(m);
-    res_json(res, slots);
+    if (!body) {
+        res_err(res, "out of memory", ERROR_TYPE_SERVER);
+        return;
+    }
+    server_http_res_take_body(res, 200, body);
 }
 
 struct prom_buf {
@@ -1050,6 +1124,1226 @@ static void handle_metrics(const struct server_http_req * req, struct server_htt
 }
 
 //
+// completions (part 2): request parsing on the HTTP threads, slots and continuous batching on the inference
+// thread
+//
+
+enum { COMPL_MODE_NATIVE = 0, COMPL_MODE_OAI_COMPL = 1, COMPL_MODE_OAI_CHAT = 2 };
+
+static int64_t now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+// request fields -> slot params; the same pure read runs on the HTTP thread (to answer 400) and on the
+// inference thread (after the hand-over), so the task carries only the request JSON
+static bool read_slot_params(const json_t * body, int mode, int n_vocab, struct server_slot_params * p,
+                             struct sj_err * err) {
+    *p = server_slot_params_default();
+    int64_t iv;
+    double  dv;
+#define GET_I(key, field, lo, hi) do { iv = p->field; if (!sj_get_int(body, key, &iv, err)) return false; \
+        if (iv < (lo) || iv > (hi)) { snprintf(err->msg, sizeof(err->msg), "\"%s\" must be in [%lld, %lld]", key, \
+        (long long) (lo), (long long) (hi)); return false; } p->field = (int32_t) iv; } while (0)
+#define GET_F(key, field) do { dv = p->field; if (!sj_get_float(body, key, &dv, err)) return false; \
+        if (!isfinite(dv)) { snprintf(err->msg, sizeof(err->msg), "\"%s\" must be finite", key); return false; } \
+        p->field = (float) dv; } while (0)
+    if (mode != COMPL_MODE_NATIVE) {
+        GET_I("max_tokens", n_predict, -1, INT32_MAX);
+        GET_I("max_completion_tokens", n_predict, -1, INT32_MAX);
+    }
+    GET_I("n_predict", n_predict, -1, INT32_MAX);
+    GET_I("top_k", top_k, INT32_MIN, INT32_MAX);
+    // top-n log-probabilities are computed per token on the inference thread: keep the work bounded
+    GET_I("n_probs", n_probs, 0, n_vocab < 100 ? n_vocab : 100);
+    GET_I("repeat_last_n", repeat_last_n, -1, INT32_MAX);
+    GET_I("min_keep", min_keep, 0, n_vocab);
+    GET_F("temperature", temperature);
+    GET_F("dynatemp_range", dynatemp_range);
+    GET_F("dynatemp_exponent", dynatemp_exponent);
+    GET_F("top_p", top_p);
+    GET_F("min_p", min_p);
+    GET_F("typical_p", typical_p);
+    GET_F("repeat_penalty", repeat_penalty);
+    GET_F("presence_penalty", presence_penalty);
+    GET_F("frequency_penalty", frequency_penalty);
+    if (p->repeat_penalty <= 0.0f) {
+        snprintf(err->msg, sizeof(err->msg), "\"repeat_penalty\" must be > 0");
+        return false;
+    }
+    iv = p->seed;
+    if (!sj_get_int(body, "seed", &iv, err)) {
+        return false;
+    }
+    p->seed = (uint32_t) iv; // -1 wraps to LLAMA_DEFAULT_SEED (random), as llama.cpp
+    if (!sj_get_bool(body, "stream", &p->stream, err) || !sj_get_bool(body, "ignore_eos", &p->ignore_eos, err)) {
+        return false;
+    }
+#undef GET_I
+#undef GET_F
+    const json_t * stop = json_object_get(body, "stop");
+    if (stop && !json_is_null(stop)) {
+        if (json_is_string(stop) && mode != COMPL_MODE_NATIVE) {
+            // OpenAI allows one string
+        } else if (!json_is_array(stop) || json_array_size(stop) > SERVER_MAX_STOP_WORDS) {
+            snprintf(err->msg, sizeof(err->msg), "\"stop\" must be an array of at most %d strings",
+                     SERVER_MAX_STOP_WORDS);
+            return false;
+        } else {
+            size_t i;
+            const json_t * w;
+            json_array_foreach(stop, i, w) {
+                if (!json_is_string(w)) {
+                    snprintf(err->msg, sizeof(err->msg), "\"stop\"[%zu] must be a string, got %s", i, sj_type_name(w));
+                    return false;
+                }
+            }
+        }
+    }
+    const json_t * lb = json_object_get(body, "logit_bias");
+    if (lb && !json_is_null(lb) && !json_is_array(lb) && !json_is_object(lb)) {
+        snprintf(err->msg, sizeof(err->msg), "\"logit_bias\" must be an array or an object, got %s", sj_type_name(lb));
+        return false;
+    }
+    const json_t * smp = json_object_get(body, "samplers");
+    if (smp && !json_is_null(smp) && !json_is_array(smp)) {
+        snprintf(err->msg, sizeof(err->msg), "\"samplers\" must be an array of names, got %s", sj_type_name(smp));
+        return false;
+    }
+    return true;
+}
+
+// one logit_bias entry: token id (or a string whose tokens all get the bias) and a number or false (= -inf)
+static bool add_bias(const struct llama_vocab * vocab, int n_vocab, const json_t * key, const json_t * val,
+                     llama_logit_bias ** out, int * n, int * cap) {
+    float bias;
+    if (json_is_number(val)) {
+        bias = (float) json_number_value(val);
+    } else if (json_is_false(val)) {
+        bias = -INFINITY;
+    } else {
+        return true; // llama.cpp ignores entries it cannot read
+    }
+    llama_token * toks = NULL;
+    int nt = 0;
+    llama_token one;
+    if (json_is_integer(key)) {
+        const json_int_t id = json_integer_value(key);
+        if (id < 0 || id >= n_vocab) {
+            return true;
+        }
+        one = (llama_token) id;
+        toks = &one;
+        nt = 1;
+    } else if (json_is_string(key)) {
+        nt = tokenize_text(vocab, json_string_value(key), json_string_length(key), false, false, &toks);
+        if (nt < 0) {
+            return false;
+        }
+    }
+    for (int i = 0; i < nt; i++) {
+        if (*n == *cap) {
+            const int nc = *cap ? *cap * 2 : 16;
+            llama_logit_bias * nb = realloc(*out, (size_t) nc * sizeof(**out));
+            if (!nb) {
+                if (toks != &one) free(toks);
+                return false;
+            }
+            *out = nb;
+            *cap = nc;
+        }
+        (*out)[*n].token = toks[i];
+        (*out)[*n].bias  = bias;
+        (*n)++;
+    }
+    if (toks != &one) {
+        free(toks);
+    }
+    return true;
+}
+
+// the per-request chain (llama.cpp's default order: penalties, top_k, typ_p, top_p, min_p, temperature, dist);
+// to be swapped for common_sampler once it lands
+static struct llama_sampler * build_sampler(const struct server_context * sc, const json_t * body,
+                                            const struct server_slot_params * p) {
+    const int n_vocab = llama_vocab_n_tokens(sc->vocab);
+    struct llama_sampler * ch = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    if (!ch) {
+        return NULL;
+    }
+    const json_t * lb = json_object_get(body, "logit_bias");
+    llama_logit_bias * biases = NULL;
+    int nb = 0, cb = 0;
+    if (json_is_array(lb)) {
+        size_t i;
+        const json_t * el;
+        json_array_foreach(lb, i, el) {
+            if (json_is_array(el) && json_array_size(el) == 2) {
+                add_bias(sc->vocab, n_vocab, json_array_get(el, 0), json_array_get(el, 1), &biases, &nb, &cb);
+            }
+        }
+    } else if (json_is_object(lb)) {
+        const char * k;
+        const json_t * v;
+        json_object_foreach((json_t *) lb, k, v) {
+            char * end = NULL;
+            const long id = strtol(k, &end, 10);
+            json_t * key = (*k && end && *end == '\0') ? json_integer(id) : json_string(k);
+            if (key) {
+                add_bias(sc->vocab, n_vocab, key, v, &biases, &nb, &cb);
+                json_decref(key);
+            }
+        }
+    }
+    if (nb > 0) {
+        llama_sampler_chain_add(ch, llama_sampler_init_logit_bias(n_vocab, nb, biases));
+    }
+    free(biases);
+    if (p->ignore_eos) {
+        // as llama.cpp: ignore_eos is a -inf bias on every end-of-generation token
+        for (llama_token t = 0; t < n_vocab; t++) {
+            if (llama_vocab_is_eog(sc->vocab, t)) {
+                const llama_logit_bias b = { t, -INFINITY };
+                llama_sampler_chain_add(ch, llama_sampler_init_logit_bias(n_vocab, 1, &b));
+            }
+        }
+    }
+    static const char * const def_order[] = { "penalties", "top_k", "typ_p", "top_p", "min_p", "temperature" };
+    const json_t * smp = json_object_get(body, "samplers");
+    const size_t n_order = json_is_array(smp) ? json_array_size(smp) : sizeof(def_order) / sizeof(def_order[0]);
+    const size_t min_keep = (size_t) (p->min_keep > 0 ? p->min_keep : 0);
+    bool temp_done = false;
+    for (size_t i = 0; i < n_order; i++) {
+        const char * name = json_is_array(smp) ? json_string_value(json_array_get(smp, i)) : def_order[i];
+        if (!name) {
+            continue;
+        }
+        if (strcmp(name, "penalties") == 0) {
+            llama_sampler_chain_add(ch, llama_sampler_init_penalties(n_vocab, p->repeat_last_n, p->repeat_penalty,
+                                                                     p->frequency_penalty, p->presence_penalty));
+        } else if (strcmp(name, "top_k") == 0) {
+            llama_sampler_chain_add(ch, llama_sampler_init_top_k(p->top_k));
+        } else if (strcmp(name, "typ_p") == 0 || strcmp(name, "typical_p") == 0) {
+            llama_sampler_chain_add(ch, llama_sampler_init_typical(p->typical_p, min_keep));
+        } else if (strcmp(name, "top_p") == 0) {
+            llama_sampler_chain_add(ch, llama_sampler_init_top_p(p->top_p, min_keep));
+        } else if (strcmp(name, "min_p") == 0) {
+            llama_sampler_chain_add(ch, llama_sampler_init_min_p(p->min_p, min_keep));
+        } else if (strcmp(name, "temperature") == 0 && p->temperature > 0.0f) {
+            llama_sampler_chain_add(ch, llama_sampler_init_temp_ext(p->temperature, p->dynatemp_range,
+                                                                    p->dynatemp_exponent));
+            temp_done = true;
+        }
+    }
+    // temperature <= 0 is greedy decoding
+    llama_sampler_chain_add(ch, (p->temperature > 0.0f && temp_done) ? llama_sampler_init_dist(p->seed)
+                                                                      : llama_sampler_init_greedy());
+    return ch;
+}
+
+struct sbuf {
+    char * s;
+    size_t n, cap;
+};
+
+static bool sb_add(char ** s, size_t * n, size_t * cap, const char * d, size_t len) {
+    if (len + 1 > *cap - *n || !*s) {
+        size_t nc = *cap ? *cap : 256;
+        while (nc - *n < len + 1) {
+            nc *= 2;
+        }
+        char * ns = realloc(*s, nc);
+        if (!ns) {
+            return false;
+        }
+        *s = ns;
+        *cap = nc;
+    }
+    memcpy(*s + *n, d, len);
+    *n += len;
+    (*s)[*n] = '\0';
+    return true;
+}
+
+// HTTP thread: validate, build the prompt, tokenize; on error answer and return NULL
+static struct server_task * make_completion_task(struct server_context * sc, const struct server_http_req * req,
+                                                 struct server_http_res * res, int mode) {
+    json_t * body = parse_body(req, res);
+    if (!body) {
+        return NULL;
+    }
+    struct sj_err err = { { 0 } };
+    struct server_slot_params p;
+    const int n_vocab = llama_vocab_n_tokens(sc->vocab);
+    if (!read_slot_params(body, mode, n_vocab, &p, &err)) {
+        res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    bool b = true;
+    if (!sj_get_bool(body, "cache_prompt", &b, &err) || !sj_get_bool(body, "return_tokens", &b, &err)) {
+        res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    int64_t id_slot = -1;
+    if (!sj_get_int(body, "id_slot", &id_slot, &err) || id_slot < -1 || id_slot >= sc->n_slots) {
+        if (!err.msg[0]) {
+            snprintf(err.msg, sizeof(err.msg), "\"id_slot\" must be -1 or a slot id below %d", sc->n_slots);
+        }
+        res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    struct token_vec toks = { 0 };
+    if (mode == COMPL_MODE_OAI_CHAT) {
+#ifdef LLAMA_SERVER_HAVE_CHAT
+        const json_t * msgs = json_object_get(body, "messages");
+        if (!json_is_array(msgs)) {
+            res_err(res, "\"messages\" must be an array", ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+        char * text = apply_chat_template(sc, msgs, true, &err);
+        if (!text) {
+            res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+        json_t * js = json_string(text);
+        free(text);
+        const bool ok = js && tokenize_mixed(sc->vocab, js, true, true, &toks, &err);
+        json_decref(js);
+        if (!ok) {
+            free(toks.data);
+            res_err(res, err.msg[0] ? err.msg : "out of memory", ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+#else
+        res_err(res, "chat templates are not available in this build", ERROR_TYPE_NOT_SUPPORTED);
+        json_decref(body);
+        return NULL;
+#endif
+    } else {
+        const json_t * prompt = json_object_get(body, "prompt");
+        if (!prompt) {
+            res_err(res, "\"prompt\" is required", ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+        // OpenAI clients send one prompt as a one-element array
+        if (json_is_array(prompt) && json_array_size(prompt) == 1 &&
+            (json_is_string(json_array_get(prompt, 0)) || json_is_array(json_array_get(prompt, 0)))) {
+            prompt = json_array_get(prompt, 0);
+        }
+        if (!tokenize_mixed(sc->vocab, prompt, true, true, &toks, &err)) {
+            free(toks.data);
+            res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+    }
+    if (toks.n == 0) {
+        free(toks.data);
+        res_err(res, "the prompt is empty", ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    if (toks.n >= (size_t) sc->n_ctx_slot) {
+        int status = 400;
+        char * eb = server_error_body_exceed_context((int) (toks.n > INT_MAX ? INT_MAX : toks.n), sc->n_ctx_slot,
+                                                     &status);
+        server_http_res_take_body(res, status, eb);
+        free(toks.data);
+        json_decref(body);
+        return NULL;
+    }
+    struct server_task * t = server_task_new(SERVER_TASK_TYPE_COMPLETION);
+    if (!t) {
+        free(toks.data);
+        json_decref(body);
+        res_err(res, "out of memory", ERROR_TYPE_SERVER);
+        return NULL;
+    }
+    json_object_set_new(body, "__mode", json_integer(mode));
+    t->data     = body;
+    t->id_slot  = (int) id_slot;
+    t->tokens   = toks.data;
+    t->n_tokens = toks.n;
+    return t;
+}
+
+static void handle_completion_mode(const struct server_http_req * req, struct server_http_res * res,
+                                   struct server_context * sc, int mode) {
+    if (sc->params.embedding) {
+        res_err(res, "This server does not support completions. Start it without `--embeddings`",
+                ERROR_TYPE_NOT_SUPPORTED);
+        return;
+    }
+    struct server_task * t = make_completion_task(sc, req, res, mode);
+    if (!t) {
+        return;
+    }
+    const json_t * st = json_object_get(t->data, "stream");
+    const bool stream = json_is_true(st);
+    if (stream) {
+        struct server_http_stream * s = server_http_stream_create(sc->http);
+        if (!s) {
+            server_task_release(t);
+            server_task_release(t);
+            res_err(res, "out of memory", ERROR_TYPE_SERVER);
+            return;
+        }
+        res->stream       = s;
+        res->content_type = "text/event-stream";
+        t->stream         = s; // the producer's reference travels with the task
+        if (!server_queue_post(&sc->queue, t)) {
+            // the queue dropped its reference (which ended the stream)
+        }
+        server_task_release(t);
+        return;
+    }
+    if (!server_queue_post(&sc->queue, t) || !server_task_wait(t)) {
+        server_task_release(t);
+        res_err(res, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
+        return;
+    }
+    const int status = t->status;
+    json_t * r = server_task_take_result(t);
+    server_task_release(t);
+    char * out = r ? sj_dumps(r) : NULL;
+    json_decref(r);
+    if (!out) {
+        res_err(res, "out of memory", ERROR_TYPE_SERVER);
+        return;
+    }
+    server_http_res_take_body(res, status, out);
+}
+
+static void handle_completion(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    handle_completion_mode(req, res, ud, COMPL_MODE_NATIVE);
+}
+static void handle_oai_completion(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    handle_completion_mode(req, res, ud, COMPL_MODE_OAI_COMPL);
+}
+static void handle_oai_chat(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    handle_completion_mode(req, res, ud, COMPL_MODE_OAI_CHAT);
+}
+
+//
+// inference thread: slots
+//
+
+static bool cache_push(struct server_slot * s, llama_token t) {
+    if (s->n_cache == s->cap_cache) {
+        const int nc = s->cap_cache ? s->cap_cache * 2 : 256;
+        llama_token * n = realloc(s->cache, (size_t) nc * sizeof(llama_token));
+        if (!n) {
+            return false;
+        }
+        s->cache = n;
+        s->cap_cache = nc;
+    }
+    s->cache[s->n_cache++] = t;
+    return true;
+}
+
+static const char * finish_reason(const struct server_slot * s) {
+    return (s->stop_type && strcmp(s->stop_type, "limit") == 0) ? "length" : "stop";
+}
+
+static json_t * timings_json(const struct server_slot * s) {
+    const int n_eval = s->n_prompt - s->n_prompt_reused;
+    return json_pack("{s:i, s:i, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:i, s:i}",
+                     "cache_n", s->n_prompt_reused,
+                     "prompt_n", n_eval,
+                     "prompt_ms", s->t_prompt_ms,
+                     "prompt_per_token_ms", n_eval > 0 ? s->t_prompt_ms / n_eval : 0.0,
+                     "prompt_per_second", s->t_prompt_ms > 0 ? 1e3 * n_eval / s->t_prompt_ms : 0.0,
+                     "predicted_n", s->n_decoded,
+                     "predicted_ms", s->t_gen_ms,
+                     "predicted_per_token_ms", s->n_decoded > 0 ? s->t_gen_ms / s->n_decoded : 0.0,
+                     "predicted_per_second", s->t_gen_ms > 0 ? 1e3 * s->n_decoded / s->t_gen_ms : 0.0,
+                     "draft_n", 0,
+                     "draft_n_accepted", 0);
+}
+
+static json_t * usage_json(const struct server_slot * s) {
+    return json_pack("{s:i, s:i, s:i}", "completion_tokens", s->n_decoded, "prompt_tokens", s->n_prompt,
+                     "total_tokens", s->n_decoded + s->n_prompt);
+}
+
+static json_t * oai_base(const struct server_context * sc, const struct server_slot * s, const char * object) {
+    return json_pack("{s:I, s:s, s:s, s:s, s:s}", "created", (json_int_t) s->created, "id", s->oai_id,
+                     "model", sc->model_name, "system_fingerprint", SERVER_BUILD_INFO, "object", object);
+}
+
+// the final (non-streamed) result in the request's shape
+static json_t * final_json(const struct server_context * sc, const struct server_slot * s) {
+    json_t * content = sj_string_lossy(s->text ? s->text : "", s->n_text);
+    if (s->mode == COMPL_MODE_OAI_CHAT) {
+        json_t * o = oai_base(sc, s, "chat.completion");
+        json_object_set_new(o, "choices", json_pack("[{s:s, s:i, s:{s:s, s:o}}]", "finish_reason", finish_reason(s),
+                                                    "index", 0, "message", "role", "assistant", "content", content));
+        json_object_set_new(o, "usage", usage_json(s));
+        json_object_set_new(o, "timings", timings_json(s));
+        return o;
+    }
+    if (s->mode == COMPL_MODE_OAI_COMPL) {
+        json_t * o = oai_base(sc, s, "text_completion");
+        json_object_set_new(o, "choices", json_pack("[{s:o, s:i, s:n, s:s}]", "text", content, "index", 0,
+                                                    "logprobs", "finish_reason", finish_reason(s)));
+        json_object_set_new(o, "usage", usage_json(s));
+        json_object_set_new(o, "timings", timings_json(s));
+        return o;
+    }
+    json_t * o = json_pack("{s:o, s:i, s:i, s:b, s:s, s:i, s:i, s:o, s:b, s:b, s:s, s:s, s:i, s:o}",
+                           "content", content,
+                           "id_slot", s->id,
+                           "index", 0,
+                           "stop", 1,
+                           "model", sc->model_name,
+                           "tokens_predicted", s->n_decoded,
+                           "tokens_evaluated", s->n_prompt,
+                           "generation_settings", server_slot_params_to_json(&s->params),
+                           "has_new_line", (int) s->has_new_line,
+                           "truncated", 0,
+                           "stop_type", s->stop_type ? s->stop_type : "none",
+                           "stopping_word", s->stopping_word ? s->stopping_word : "",
+                           "tokens_cached", s->n_cache,
+                           "timings", timings_json(s));
+    json_t * gs = json_object_get(o, "generation_settings");
+    const json_t * stop = json_object_get(s->task->data, "stop");
+    if (gs && json_is_array(stop)) {
+        json_object_set_new(gs, "stop", json_deep_copy(stop));
+    }
+    json_object_set(o, "tokens", s->return_tokens ? s->gen_tokens : json_array());
+    if (!s->return_tokens) {
+        json_decref(json_object_get(o, "tokens"));
+    }
+    if (s->params.n_probs > 0) {
+        json_object_set(o, "completion_probabilities", s->probs);
+    }
+    return o;
+}
+
+static bool stream_send(struct server_slot * s, json_t * chunk) {
+    char * d = chunk ? sj_dumps(chunk) : NULL;
+    json_decref(chunk);
+    if (!d) {
+        return false;
+    }
+    const size_t n = strlen(d);
+    bool ok = server_http_stream_write(s->task->stream, "data: ", 6) &&
+              server_http_stream_write(s->task->stream, d, n) &&
+              server_http_stream_write(s->task->stream, "\n\n", 2);
+    free(d);
+    return ok;
+}
+
+// a streamed partial: delta text (and, native, the tokens / probabilities of this step)
+static bool stream_partial(const struct server_context * sc, struct server_slot * s, const char * d, size_t n,
+                           json_t * toks, json_t * probs) {
+    json_t * c;
+    if (s->mode == COMPL_MODE_OAI_CHAT) {
+        c = oai_base(sc, s, "chat.completion.chunk");
+        json_object_set_new(c, "choices", json_pack("[{s:n, s:i, s:{s:o}}]", "finish_reason", "index", 0,
+                                                    "delta", "content", sj_string_lossy(d, n)));
+        json_decref(toks);
+        json_decref(probs);
+    } else if (s->mode == COMPL_MODE_OAI_COMPL) {
+        c = oai_base(sc, s, "text_completion");
+        json_object_set_new(c, "choices", json_pack("[{s:o, s:i, s:n, s:n}]", "text", sj_string_lossy(d, n),
+                                                    "index", 0, "logprobs", "finish_reason"));
+        json_decref(toks);
+        json_decref(probs);
+    } else {
+        c = json_pack("{s:o, s:o, s:b, s:i, s:i, s:i, s:i}", "content", sj_string_lossy(d, n), "tokens", toks,
+                      "stop", 0, "id_slot", s->id, "index", 0, "tokens_predicted", s->n_decoded,
+                      "tokens_evaluated", s->n_prompt);
+        if (c && probs) {
+            json_object_set_new(c, "completion_probabilities", probs);
+        } else {
+            json_decref(probs);
+        }
+    }
+    return stream_send(s, c);
+}
+
+static void slot_release(struct server_context * sc, struct server_slot * s) {
+    struct server_metrics * m = &sc->metrics;
+    m->n_tokens_predicted_total += (uint64_t) s->n_decoded;
+    m->n_tokens_predicted       += (uint64_t) s->n_decoded;
+    m->t_tokens_generation_total += (uint64_t) s->t_gen_ms;
+    m->t_tokens_generation       += (uint64_t) s->t_gen_ms;
+    if (s->smpl) {
+        llama_sampler_free(s->smpl);
+        s->smpl = NULL;
+    }
+    if (s->task) {
+        if (s->task->stream) {
+            server_http_stream_end(s->task->stream);
+            s->task->stream = NULL;
+        }
+        server_task_complete(s->task, NULL, 500); // no-op when already completed
+        server_task_release(s->task);
+        s->task = NULL;
+    }
+    json_decref(s->gen_tokens);
+    json_decref(s->probs);
+    s->gen_tokens = s->probs = NULL;
+    free(s->text);
+    s->text = NULL;
+    s->n_text = s->cap_text = s->n_sent = 0;
+    free(s->stopping_word);
+    s->stopping_word = NULL;
+    s->prompt   = NULL;
+    s->state    = SLOT_STATE_IDLE;
+    s->id_task  = -1;
+    s->i_batch  = -1;
+}
+
+static void slot_finish(struct server_context * sc, struct server_slot * s) {
+    s->has_next_token = false;
+    if (s->task->stream) {
+        // the unsent rest (held back while it could have begun a stop string), then the final chunk
+        bool ok = true;
+        if (s->n_sent < s->n_text) {
+            ok = stream_partial(sc, s, s->text + s->n_sent, s->n_text - s->n_sent, json_array(), NULL);
+            s->n_sent = s->n_text;
+        }
+        if (ok) {
+            if (s->mode == COMPL_MODE_NATIVE) {
+                json_t * f = final_json(sc, s);
+                json_object_set_new(f, "content", json_string(""));
+                ok = stream_send(s, f);
+            } else {
+                json_t * c = oai_base(sc, s, s->mode == COMPL_MODE_OAI_CHAT ? "chat.completion.chunk"
+                                                                             : "text_completion");
+                if (s->mode == COMPL_MODE_OAI_CHAT) {
+                    json_object_set_new(c, "choices", json_pack("[{s:s, s:i, s:{}}]", "finish_reason",
+                                                                finish_reason(s), "index", 0, "delta"));
+                } else {
+                    json_object_set_new(c, "choices", json_pack("[{s:s, s:i, s:n, s:s}]", "text", "", "index", 0,
+                                                                "logprobs", "finish_reason", finish_reason(s)));
+                }
+                json_object_set_new(c, "usage", usage_json(s));
+                json_object_set_new(c, "timings", timings_json(s));
+                ok = stream_send(s, c) && server_http_stream_write(s->task->stream, "data: [DONE]\n\n", 14);
+            }
+        }
+        (void) ok;
+    } else {
+        json_t * r = final_json(sc, s);
+        server_task_complete(s->task, r, r ? 200 : 500);
+    }
+    slot_release(sc, s);
+}
+
+static void task_fail(struct server_task * t, const char * msg, enum server_error_type type) {
+    if (t->stream) {
+        json_t * e = json_pack("{s:o}", "error", server_error_object(msg, type));
+        char * d = e ? sj_dumps(e) : NULL;
+        json_decref(e);
+        if (d) {
+            server_http_stream_write(t->stream, "error: ", 7);
+            server_http_stream_write(t->stream, d, strlen(d));
+            server_http_stream_write(t->stream, "\n\n", 2);
+            free(d);
+        }
+        server_http_stream_end(t->stream);
+        t->stream = NULL;
+        server_task_complete(t, NULL, 500);
+    } else {
+        server_task_complete(t, json_pack("{s:o}", "error", server_error_object(msg, type)),
+                             server_error_status(type));
+    }
+}
+
+// a slot for the task: the requested one, else the idle slot with the longest common prefix (cache reuse),
+// else NULL (the task waits)
+static struct server_slot * pick_slot(struct server_context * sc, const struct server_task * t) {
+    if (t->id_slot >= 0) {
+        struct server_slot * s = &sc->slots[t->id_slot];
+        return s->state == SLOT_STATE_IDLE ? s : NULL;
+    }
+    struct server_slot * best = NULL;
+    int best_lcp = -1;
+    for (int i = 0; i < sc->n_slots; i++) {
+        struct server_slot * s = &sc->slots[i];
+        if (s->state != SLOT_STATE_IDLE) {
+            continue;
+        }
+        int lcp = 0;
+        while (lcp < s->n_cache && (size_t) lcp < t->n_tokens && s->cache[lcp] == t->tokens[lcp]) {
+            lcp++;
+        }
+        if (lcp > best_lcp) {
+            best_lcp = lcp;
+            best = s;
+        }
+    }
+    return best;
+}
+
+// false: the task was answered (error) and released
+static bool slot_launch(struct server_context * sc, struct server_slot * s, struct server_task * t) {
+    const json_t * body = t->data;
+    struct sj_err err = { { 0 } };
+    const int mode = (int) json_integer_value(json_object_get(body, "__mode"));
+    if (!read_slot_params(body, mode, llama_vocab_n_tokens(sc->vocab), &s->params, &err)) {
+        task_fail(t, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        server_task_release(t);
+        return false;
+    }
+    s->smpl = build_sampler(sc, body, &s->params);
+    if (!s->smpl) {
+        task_fail(t, "failed to create the sampler", ERROR_TYPE_SERVER);
+        server_task_release(t);
+        return false;
+    }
+    s->params.stream = t->stream != NULL;
+    s->task = t;
+    s->id_task = t->id;
+    s->mode = mode;
+    bool b = true;
+    sj_get_bool(body, "cache_prompt", &b, &err);
+    s->cache_prompt = b;
+    b = false;
+    sj_get_bool(body, "return_tokens", &b, &err);
+    s->return_tokens = b;
+    s->prompt   = t->tokens;
+    s->n_prompt = (int) t->n_tokens;
+    s->n_decoded = 0;
+    s->n_remain = s->params.n_predict;
+    s->has_next_token = true;
+    s->has_new_line = false;
+    s->stop_type = NULL;
+    s->gen_tokens = json_array();
+    s->probs = json_array();
+    s->created = (int64_t) time(NULL);
+    snprintf(s->oai_id, sizeof(s->oai_id), "chatcmpl-%08x%08x", (unsigned) rand(), (unsigned) t->id);
+    s->t_prompt_ms = s->t_gen_ms = 0;
+    s->t_start_prompt = now_us();
+
+    // reuse the longest common prefix of what this sequence holds; at least one prompt token is evaluated so
+    // there are logits to sample from
+    int lcp = 0;
+    if (s->cache_prompt) {
+        while (lcp < s->n_cache && lcp < s->n_prompt && s->cache[lcp] == s->prompt[lcp]) {
+            lcp++;
+        }
+        if (lcp == s->n_prompt) {
+            lcp--;
+        }
+    }
+    if (!llama_memory_seq_rm(llama_get_memory(sc->ctx), s->id, lcp, -1)) {
+        lcp = 0;
+        llama_memory_seq_rm(llama_get_memory(sc->ctx), s->id, -1, -1);
+    }
+    s->n_cache = lcp;
+    s->n_prompt_done = lcp;
+    s->n_prompt_reused = lcp;
+    s->i_batch = -1;
+    s->state = SLOT_STATE_PROCESSING_PROMPT;
+    return true;
+}
+
+// is the tail of text[0..n) a (proper) beginning of a stop word? returns the length to hold back
+static size_t partial_stop(const json_t * stop, const char * text, size_t n) {
+    size_t hold = 0;
+    size_t i;
+    const json_t * w;
+    json_array_foreach(stop, i, w) {
+        const char * ws = json_string_value(w);
+        const size_t wl = json_string_length(w);
+        for (size_t k = wl > 1 ? wl - 1 : 0; k > hold; k--) {
+            if (k <= n && memcmp(text + n - k, ws, k) == 0) {
+                hold = k;
+                break;
+            }
+        }
+    }
+    return hold;
+}
+
+// bytes at the end of text that are an incomplete UTF-8 sequence
+static size_t utf8_incomplete(const char * text, size_t n) {
+    for (size_t k = 1; k <= 4 && k <= n; k++) {
+        const unsigned char c = (unsigned char) text[n - k];
+        if ((c & 0xC0) == 0x80) {
+            continue;
+        }
+        size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+        return need > k ? k : 0;
+    }
+    return 0;
+}
+
+static json_t * probs_json(const struct server_context * sc, struct server_slot * s, llama_token tok, int idx) {
+    const float * logits = llama_get_logits_ith(sc->ctx, idx);
+    const int n_vocab = llama_vocab_n_tokens(sc->vocab);
+    if (!logits) {
+        return NULL;
+    }
+    float mx = -INFINITY;
+    for (int i = 0; i < n_vocab; i++) {
+        mx = logits[i] > mx ? logits[i] : mx;
+    }
+    double sum = 0;
+    for (int i = 0; i < n_vocab; i++) {
+        sum += exp((double) (logits[i] - mx));
+    }
+    const double lse = mx + log(sum);
+    const int k = s->params.n_probs;
+    int * top = malloc((size_t) k * sizeof(int));
+    if (!top) {
+        return NULL;
+    }
+    // partial selection: n_probs is small next to the vocabulary
+    int nt = 0;
+    for (int i = 0; i < n_vocab; i++) {
+        if (nt < k || logits[i] > logits[top[nt - 1]]) {
+            int j = nt < k ? nt++ : nt - 1;
+            while (j > 0 && logits[top[j - 1]] < logits[i]) {
+                top[j] = top[j - 1];
+                j--;
+            }
+            top[j] = i;
+        }
+    }
+    json_t * tl = json_array();
+    for (int i = 0; i < nt; i++) {
+        size_t pl = 0;
+        char * piece = token_piece(sc->vocab, top[i], &pl);
+        json_array_append_new(tl, json_pack("{s:i, s:o, s:f}", "id", top[i], "token",
+                                            sj_string_lossy(piece ? piece : "", piece ? pl : 0),
+                                            "logprob", (double) logits[top[i]] - lse));
+        free(piece);
+    }
+    free(top);
+    size_t pl = 0;
+    char * piece = token_piece(sc->vocab, tok, &pl);
+    json_t * o = json_pack("{s:i, s:o, s:f, s:o}", "id", tok, "token",
+                           sj_string_lossy(piece ? piece : "", piece ? pl : 0), "logprob",
+                           (double) logits[tok] - lse, "top_logprobs", tl);
+    free(piece);
+    return o;
+}
+
+// one sampled token: text, stop conditions, streaming
+static void slot_on_token(struct server_context * sc, struct server_slot * s, llama_token tok) {
+    s->n_decoded++;
+    if (s->n_remain > 0) {
+        s->n_remain--;
+    }
+    json_t * pj = s->params.n_probs > 0 ? probs_json(sc, s, tok, s->i_batch) : NULL;
+    if (llama_vocab_is_eog(sc->vocab, tok) && !s->params.ignore_eos) {
+        s->stop_type = "eos";
+        json_decref(pj);
+        slot_finish(sc, s);
+        return;
+    }
+    if (pj) {
+        json_array_append(s->probs, pj);
+    }
+    json_array_append_new(s->gen_tokens, json_integer(tok));
+    size_t pl = 0;
+    char * piece = token_piece(sc->vocab, tok, &pl);
+    const size_t old = s->n_text;
+    if (!piece || !sb_add(&s->text, &s->n_text, &s->cap_text, piece, pl)) {
+        free(piece);
+        json_decref(pj);
+        task_fail(s->task, "out of memory", ERROR_TYPE_SERVER);
+        slot_release(sc, s);
+        return;
+    }
+    free(piece);
+    if (memchr(s->text + old, '\n', pl)) {
+        s->has_new_line = true;
+    }
+    // a full stop string ends the generation; the text is cut before it
+    const json_t * stop = json_object_get(s->task->data, "stop");
+    json_t * stop_arr = NULL;
+    if (json_is_string(stop)) {
+        stop_arr = json_pack("[O]", stop);
+        stop = stop_arr;
+    }
+    if (json_is_array(stop)) {
+        // a stop word may have begun in earlier pieces
+        size_t max_wl = 0;
+        size_t wi;
+        const json_t * ww;
+        json_array_foreach(stop, wi, ww) {
+            max_wl = json_string_length(ww) > max_wl ? json_string_length(ww) : max_wl;
+        }
+        const size_t from = old > max_wl ? old - max_wl : 0;
+        size_t best = SIZE_MAX;
+        const char * best_w = NULL;
+        size_t i;
+        const json_t * w;
+        json_array_foreach(stop, i, w) {
+            const size_t wl = json_string_length(w);
+            if (wl == 0) {
+                continue;
+            }
+            const char * f = memmem(s->text + from, s->n_text - from, json_string_value(w), wl);
+            if (f && (size_t) (f - s->text) < best) {
+                best = (size_t) (f - s->text);
+                best_w = json_string_value(w);
+            }
+        }
+        if (best_w) {
+            s->n_text = best < s->n_sent ? s->n_sent : best;
+            s->text[s->n_text] = '\0';
+            s->stop_type = "word";
+            s->stopping_word = strdup(best_w);
+            json_decref(stop_arr);
+            json_decref(pj);
+            slot_finish(sc, s);
+            return;
+        }
+    }
+    if (s->task->stream) {
+        size_t hold = json_is_array(stop) ? partial_stop(stop, s->text, s->n_text) : 0;
+        const size_t inc = utf8_incomplete(s->text, s->n_text);
+        hold = hold > inc ? hold : inc;
+        const size_t upto = s->n_text - hold > s->n_sent ? s->n_text - hold : s->n_sent;
+        json_t * tk = json_array();
+        json_array_append_new(tk, json_integer(tok));
+        json_t * parr = NULL;
+        if (pj) {
+            parr = json_array();
+            json_array_append(parr, pj);
+        }
+        if (!stream_partial(sc, s, s->text + s->n_sent, upto - s->n_sent, tk, parr)) {
+            json_decref(stop_arr);
+            json_decref(pj);
+            slot_release(sc, s); // the client went away
+            return;
+        }
+        s->n_sent = upto;
+    }
+    json_decref(stop_arr);
+    json_decref(pj);
+    if (s->params.n_predict >= 0 && s->n_decoded >= s->params.n_predict) {
+        s->stop_type = "limit";
+        slot_finish(sc, s);
+        return;
+    }
+    if (s->n_cache + 1 >= s->n_ctx) {
+        // the slot's context is full and there is no context shift
+        s->stop_type = "limit";
+        slot_finish(sc, s);
+        return;
+    }
+    s->next_tok = tok;
+    s->state = SLOT_STATE_GENERATING;
+}
+
+static void queue_deferred(struct server_context * sc, struct server_task * t) {
+    t->next = NULL;
+    if (sc->deferred_tail) {
+        sc->deferred_tail->next = t;
+    } else {
+        sc->deferred_head = t;
+    }
+    sc->deferred_tail = t;
+}
+
+// assign waiting tasks to free slots, in arrival order
+static void assign_deferred(struct server_context * sc) {
+    struct server_task * prev = NULL, * t = sc->deferred_head;
+    while (t) {
+        struct server_task * next = t->next;
+        struct server_slot * s = pick_slot(sc, t);
+        if (s) {
+            if (prev) {
+                prev->next = next;
+            } else {
+                sc->deferred_head = next;
+            }
+            if (sc->deferred_tail == t) {
+                sc->deferred_tail = prev;
+            }
+            t->next = NULL;
+            slot_launch(sc, s, t);
+        } else {
+            prev = t;
+        }
+        t = next;
+    }
+}
+
+// one step: every generating slot's last token plus prompt chunks up to n_batch, one llama_decode
+static void inference_step(struct server_context * sc) {
+    struct llama_batch * b = &sc->batch;
+    b->n_tokens = 0;
+    // a client that disconnected frees its slot before the next decode
+    for (int i = 0; i < sc->n_slots; i++) {
+        struct server_slot * s = &sc->slots[i];
+        if (s->state != SLOT_STATE_IDLE && s->task && s->task->stream && server_http_stream_cancelled(s->task->stream)) {
+            slot_release(sc, s);
+        }
+    }
+    for (int i = 0; i < sc->n_slots; i++) {
+        struct server_slot * s = &sc->slots[i];
+        s->i_batch = -1;
+        if (s->state != SLOT_STATE_GENERATING || b->n_tokens >= sc->n_batch) {
+            continue;
+        }
+        const int k = b->n_tokens++;
+        b->token[k] = s->next_tok;
+        b->pos[k] = s->n_cache;
+        b->n_seq_id[k] = 1;
+        b->seq_id[k][0] = s->id;
+        b->logits[k] = 1;
+        s->i_batch = k;
+        cache_push(s, s->next_tok);
+    }
+    for (int i = 0; i < sc->n_slots && b->n_tokens < sc->n_batch; i++) {
+        struct server_slot * s = &sc->slots[i];
+        if (s->state != SLOT_STATE_PROCESSING_PROMPT) {
+            continue;
+        }
+        while (s->n_prompt_done < s->n_prompt && b->n_tokens < sc->n_batch) {
+            const int k = b->n_tokens++;
+            b->token[k] = s->prompt[s->n_prompt_done];
+            b->pos[k] = s->n_cache;
+            b->n_seq_id[k] = 1;
+            b->seq_id[k][0] = s->id;
+            b->logits[k] = s->n_prompt_done == s->n_prompt - 1;
+            if (b->logits[k]) {
+                s->i_batch = k;
+            }
+            cache_push(s, s->prompt[s->n_prompt_done]);
+            s->n_prompt_done++;
+        }
+    }
+    if (b->n_tokens == 0) {
+        return;
+    }
+    const int64_t t0 = now_us();
+    const int32_t rc = llama_decode(sc->ctx, *b);
+    const int64_t t1 = now_us();
+    sc->metrics.n_decode_total++;
+    if ((uint64_t) b->n_tokens > sc->metrics.n_tokens_max) {
+        sc->metrics.n_tokens_max = (uint64_t) b->n_tokens;
+    }
+    if (rc != 0) {
+        SRV_ERR("%s: llama_decode failed (%d) for a batch of %d tokens\n", __func__, rc, b->n_tokens);
+        for (int i = 0; i < sc->n_slots; i++) {
+            struct server_slot * s = &sc->slots[i];
+            if (s->state != SLOT_STATE_IDLE) {
+                task_fail(s->task, "llama_decode failed", ERROR_TYPE_SERVER);
+                llama_memory_seq_rm(llama_get_memory(sc->ctx), s->id, -1, -1);
+                s->n_cache = 0;
+                slot_release(sc, s);
+            }
+        }
+        return;
+    }
+    int n_busy = 0;
+    for (int i = 0; i < sc->n_slots; i++) {
+        struct server_slot * s = &sc->slots[i];
+        if (s->state == SLOT_STATE_IDLE) {
+            continue;
+        }
+        n_busy++;
+        if (s->state == SLOT_STATE_GENERATING) {
+            s->t_gen_ms += (double) (t1 - t0) / 1e3;
+        }
+        if (s->i_batch < 0) {
+            continue;
+        }
+        if (s->state == SLOT_STATE_PROCESSING_PROMPT) {
+            s->t_prompt_ms = (double) (t1 - s->t_start_prompt) / 1e3;
+            s->t_start_gen = t1;
+            const int n_eval = s->n_prompt - s->n_prompt_reused;
+            sc->metrics.n_prompt_tokens_processed_total += (uint64_t) n_eval;
+            sc->metrics.n_prompt_tokens_processed       += (uint64_t) n_eval;
+            sc->metrics.t_prompt_processing_total       += (uint64_t) s->t_prompt_ms;
+            sc->metrics.t_prompt_processing             += (uint64_t) s->t_prompt_ms;
+        }
+        const llama_token tok = llama_sampler_sample(s->smpl, sc->ctx, s->i_batch);
+        slot_on_token(sc, s, tok);
+    }
+    sc->metrics.n_busy_slots_total += (uint64_t) n_busy;
+}
+
+static bool any_busy(const struct server_context * sc) {
+    for (int i = 0; i < sc->n_slots; i++) {
+        if (sc->slots[i].state != SLOT_STATE_IDLE) {
+            return true;
+        }
+    }
+    return false;
+}
+
+//
+// embeddings (--embedding): the server is embedding-only, as llama.cpp's; each input is decoded alone on
+// sequence 0 in one batch
+//
+
+static void handle_embeddings_mode(const struct server_http_req * req, struct server_http_res * res,
+                                   struct server_context * sc, bool oai) {
+    if (!sc->params.embedding) {
+        res_err(res, "This server does not support embeddings. Start it with `--embeddings`", ERROR_TYPE_NOT_SUPPORTED);
+        return;
+    }
+    json_t * body = parse_body(req, res);
+    if (!body) {
+        return;
+    }
+    const json_t * in = json_object_get(body, oai ? "input" : "content");
+    if (!in) {
+        in = json_object_get(body, oai ? "content" : "input");
+    }
+    if (!json_is_string(in) && !json_is_array(in)) {
+        res_err(res, "\"input\" (or \"content\") must be a string or an array", ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return;
+    }
+    struct server_task * t = server_task_new(SERVER_TASK_TYPE_EMBEDDING);
+    if (!t) {
+        json_decref(body);
+        res_err(res, "out of memory", ERROR_TYPE_SERVER);
+        return;
+    }
+    json_object_set_new(body, "__oai", json_boolean(oai));
+    t->data = body;
+    if (!server_queue_post(&sc->queue, t) || !server_task_wait(t)) {
+        server_task_release(t);
+        res_err(res, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
+        return;
+    }
+    const int status = t->status;
+    json_t * r = server_task_take_result(t);
+    server_task_release(t);
+    char * out = r ? sj_dumps(r) : NULL;
+    json_decref(r);
+    if (!out) {
+        res_err(res, "out of memory", ERROR_TYPE_SERVER);
+        return;
+    }
+    server_http_res_take_body(res, status, out);
+}
+
+static void handle_embedding(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    handle_embeddings_mode(req, res, ud, false);
+}
+static void handle_oai_embeddings(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    handle_embeddings_mode(req, res, ud, true);
+}
+
+static json_t * embd_row(const float * e, int n, bool normalize) {
+    double norm = 0;
+    for (int i = 0; i < n; i++) {
+        norm += (double) e[i] * e[i];
+    }
+    norm = sqrt(norm);
+    const double scale = (normalize && norm > 0) ? 1.0 / norm : 1.0;
+    json_t * a = json_array();
+    for (int i = 0; i < n; i++) {
+        json_array_append_new(a, json_real(e[i] * scale));
+    }
+    return a;
+}
+
+static void process_embedding_task(struct server_context * sc, struct server_task * t) {
+    const bool oai = json_is_true(json_object_get(t->data, "__oai"));
+    const json_t * in = json_object_get(t->data, oai ? "input" : "content");
+    if (!in) {
+        in = json_object_get(t->data, oai ? "content" : "input");
+    }
+    // one input: a string or a token array; several: an array of those
+    json_t * inputs = NULL;
+    if (json_is_string(in) || (json_is_array(in) && json_array_size(in) > 0 && json_is_integer(json_array_get(in, 0)))) {
+        inputs = json_pack("[O]", in);
+    } else {
+        inputs = json_incref((json_t *) in);
+    }
+    int64_t norm = 2;
+    struct sj_err err = { { 0 } };
+    sj_get_int(t->data, "embd_normalize", &norm, &err);
+    const enum llama_pooling_type pool = llama_pooling_type(sc->ctx);
+    if (oai && pool == LLAMA_POOLING_TYPE_NONE) {
+        json_decref(inputs);
+        task_fail(t, "Pooling type 'none' is not OAI compatible. Please use a different pooling type",
+                  ERROR_TYPE_INVALID_REQUEST);
+        return;
+    }
+    const int n_embd = llama_model_n_embd(sc->model);
+    json_t * data = json_array();
+    int n_total = 0;
+    size_t idx;
+    const json_t * one;
+    json_array_foreach(inputs, idx, one) {
+        struct token_vec toks = { 0 };
+        if (!tokenize_mixed(sc->vocab, one, true, true, &toks, &err) || toks.n == 0 ||
+            toks.n > (size_t) sc->n_batch || toks.n > (size_t) sc->n_ctx_slot) {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "input %zu: %s", idx,
+                     err.msg[0] ? err.msg : toks.n == 0 ? "the input is empty"
+                                                        : "input is too large to process. increase the physical batch size");
+            free(toks.data);
+            json_decref(inputs);
+            json_decref(data);
+            task_fail(t, msg, ERROR_TYPE_INVALID_REQUEST);
+            return;
+        }
+        llama_memory_seq_rm(llama_get_memory(sc->ctx), 0, -1, -1);
+        struct llama_batch * b = &sc->batch;
+        b->n_tokens = (int32_t) toks.n;
+        for (size_t i = 0; i < toks.n; i++) {
+            b->token[i] = toks.data[i];
+            b->pos[i] = (llama_pos) i;
+            b->n_seq_id[i] = 1;
+            b->seq_id[i][0] = 0;
+            b->logits[i] = 1;
+        }
+        const int32_t rc = llama_decode(sc->ctx, *b);
+        llama_memory_seq_rm(llama_get_memory(sc->ctx), 0, -1, -1);
+        json_t * emb = NULL;
+        if (rc == 0 && pool != LLAMA_POOLING_TYPE_NONE) {
+            const float * e = llama_get_embeddings_seq(sc->ctx, 0);
+            emb = e ? embd_row(e, pool == LLAMA_POOLING_TYPE_RANK ? 1 : n_embd, norm == 2) : NULL;
+        } else if (rc == 0) {
+            emb = json_array();
+            for (size_t i = 0; i < toks.n; i++) {
+                const float * e = llama_get_embeddings_ith(sc->ctx, (int32_t) i);
+                json_array_append_new(emb, e ? embd_row(e, n_embd, norm == 2) : json_array());
+            }
+        }
+        n_total += (int) toks.n;
+        free(toks.data);
+        if (!emb) {
+            json_decref(inputs);
+            json_decref(data);
+            task_fail(t, "failed to compute the embedding", ERROR_TYPE_SERVER);
+            return;
+        }
+        if (oai) {
+            json_array_append_new(data, json_pack("{s:o, s:i, s:s}", "embedding", emb, "index", (int) idx,
+                                                  "object", "embedding"));
+        } else {
+            // llama.cpp's native shape: one row per token without pooling, else one pooled row
+            json_t * rows = pool == LLAMA_POOLING_TYPE_NONE ? emb : json_pack("[o]", emb);
+            json_array_append_new(data, json_pack("{s:i, s:o}", "index", (int) idx, "embedding", rows));
+        }
+    }
+    json_decref(inputs);
+    json_t * out = data;
+    if (oai) {
+        out = json_pack("{s:s, s:s, s:{s:i, s:i}, s:o}", "model", sc->model_name, "object", "list", "usage",
+                        "prompt_tokens", n_total, "total_tokens", n_total, "data", data);
+    }
+    server_task_complete(t, out, out ? 200 : 500);
+}
+
+//
 // inference thread
 //
 
@@ -1111,22 +2405,44 @@ static void process_metrics_task(struct server_context * sc, struct server_task 
 
 static void inference_loop(struct server_context * sc) {
     while (!atomic_load(&sc->shutting_down)) {
-        // part 2 polls without blocking while slots are busy; idle, the loop sleeps until a task arrives
-        struct server_task * t = server_queue_pop(&sc->queue, -1);
-        if (!t) {
-            continue;
+        // busy slots: take what arrived without waiting, then decode; idle: sleep until a task arrives
+        int wait_ms = any_busy(sc) ? 0 : -1;
+        struct server_task * t;
+        while ((t = server_queue_pop(&sc->queue, wait_ms)) != NULL) {
+            wait_ms = 0;
+            switch (t->type) {
+                case SERVER_TASK_TYPE_METRICS:
+                    process_metrics_task(sc, t);
+                    server_task_release(t);
+                    break;
+                case SERVER_TASK_TYPE_EMBEDDING:
+                    process_embedding_task(sc, t);
+                    server_task_release(t);
+                    break;
+                case SERVER_TASK_TYPE_COMPLETION:
+                default:
+                    queue_deferred(sc, t); // joins the running batch as soon as a slot is free
+                    break;
+            }
         }
-        switch (t->type) {
-            case SERVER_TASK_TYPE_METRICS:
-                process_metrics_task(sc, t);
-                break;
-            case SERVER_TASK_TYPE_COMPLETION:
-            default:
-                server_task_complete(t, NULL, 501);
-                break;
+        assign_deferred(sc);
+        if (any_busy(sc)) {
+            inference_step(sc);
         }
-        server_task_release(t);
     }
+    for (int i = 0; i < sc->n_slots; i++) {
+        if (sc->slots[i].state != SLOT_STATE_IDLE) {
+            task_fail(sc->slots[i].task, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
+            slot_release(sc, &sc->slots[i]);
+        }
+    }
+    while (sc->deferred_head) {
+        struct server_task * dt = sc->deferred_head;
+        sc->deferred_head = dt->next;
+        task_fail(dt, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
+        server_task_release(dt);
+    }
+    sc->deferred_tail = NULL;
 }
 
 //
@@ -1179,14 +2495,41 @@ static bool load_model(struct server_context * sc) {
         return false;
     }
 
-    // part 2 creates the llama_context here and takes n_ctx / n_ctx_seq from it
-    const int n_ctx_train = llama_model_n_ctx_train(sc->model);
-    sc->n_ctx = sc->params.n_ctx > 0 ? sc->params.n_ctx : (n_ctx_train > 0 ? n_ctx_train : 4096);
-    sc->n_ctx_slot = sc->params.kv_unified ? sc->n_ctx : sc->n_ctx / sc->params.n_parallel;
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx      = (uint32_t) (sc->params.n_ctx > 0 ? sc->params.n_ctx : 0);
+    cp.n_batch    = (uint32_t) sc->params.n_batch;
+    cp.n_ubatch   = (uint32_t) sc->params.n_ubatch;
+    cp.n_seq_max  = (uint32_t) sc->params.n_parallel;
+    cp.kv_unified = sc->params.kv_unified;
+    cp.flash_attn_type = (enum llama_flash_attn_type) sc->params.flash_attn;
+    cp.type_k     = (enum ggml_type) sc->params.type_k;
+    cp.type_v     = (enum ggml_type) sc->params.type_v;
+    cp.embeddings = sc->params.embedding;
+    cp.pooling_type = (enum llama_pooling_type) sc->params.pooling;
+    if (sc->params.embedding) {
+        // a pooled sequence has to fit one ubatch
+        cp.n_ubatch = cp.n_batch;
+    }
+    if (sc->params.n_threads > 0) {
+        cp.n_threads       = sc->params.n_threads;
+        cp.n_threads_batch = sc->params.n_threads;
+    }
+    sc->ctx = llama_init_from_model(sc->model, cp);
+    if (!sc->ctx) {
+        SRV_ERR("%s: failed to create the llama_context\n", __func__);
+        return false;
+    }
+    sc->n_ctx      = (int) llama_n_ctx(sc->ctx);
+    sc->n_ctx_slot = (int) llama_n_ctx_seq(sc->ctx);
+    if (!sc->params.kv_unified && sc->params.n_parallel > 1 && sc->n_ctx_slot == sc->n_ctx) {
+        sc->n_ctx_slot = sc->n_ctx / sc->params.n_parallel;
+    }
     if (sc->n_ctx_slot < 1) {
         SRV_ERR("%s: context size %d is too small for %d slots\n", __func__, sc->n_ctx, sc->params.n_parallel);
         return false;
     }
+    sc->n_batch = (int) llama_n_batch(sc->ctx);
+    sc->batch = llama_batch_init(sc->n_batch, 0, 1);
 
     sc->n_slots = sc->params.n_parallel;
     sc->slots = calloc((size_t) sc->n_slots, sizeof(struct server_slot));
@@ -1202,6 +2545,7 @@ static bool load_model(struct server_context * sc) {
         s->params         = server_slot_params_default();
         s->has_next_token = true;
         s->n_remain       = -1;
+        s->i_batch        = -1;
     }
 
     // chat template: --chat-template, else the model's, else llama.cpp's fallback (chatml)
@@ -1240,6 +2584,7 @@ static bool register_routes(struct server_context * sc) {
     ok &= server_http_route(h, "GET",  "/v1/health",      handle_health,         sc, true,  false);
     ok &= server_http_route(h, "GET",  "/models",         handle_models,         sc, true,  true);
     ok &= server_http_route(h, "GET",  "/v1/models",      handle_models,         sc, true,  true);
+    ok &= server_http_route(h, "GET",  "/api/tags",       handle_models,         sc, true,  true); // ollama clients
     ok &= server_http_route(h, "GET",  "/props",          handle_props,          sc, false, false);
     ok &= server_http_route(h, "POST", "/props",          handle_props_change,   sc, false, false);
     ok &= server_http_route(h, "GET",  "/slots",          handle_slots,          sc, false, false);
@@ -1247,6 +2592,14 @@ static bool register_routes(struct server_context * sc) {
     ok &= server_http_route(h, "POST", "/tokenize",       handle_tokenize,       sc, false, false);
     ok &= server_http_route(h, "POST", "/detokenize",     handle_detokenize,     sc, false, false);
     ok &= server_http_route(h, "POST", "/apply-template", handle_apply_template, sc, false, false);
+    ok &= server_http_route(h, "POST", "/completion",     handle_completion,     sc, false, false);
+    ok &= server_http_route(h, "POST", "/completions",    handle_completion,     sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/completions", handle_oai_completion, sc, false, false);
+    ok &= server_http_route(h, "POST", "/embedding",      handle_embedding,      sc, false, false);
+    ok &= server_http_route(h, "POST", "/embeddings",     handle_embedding,      sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/embeddings",  handle_oai_embeddings, sc, false, false);
+    ok &= server_http_route(h, "POST", "/chat/completions",    handle_oai_chat,  sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/chat/completions", handle_oai_chat,  sc, false, false);
     return ok;
 }
 
@@ -1283,6 +2636,7 @@ int main(int argc, char ** argv) {
         .max_body   = sc->params.max_body,
         .api_keys   = (const char * const *) sc->params.api_keys,
         .n_api_keys = sc->params.n_api_keys,
+        .log_requests = g_verbosity > 0 && !g_log_disabled,
     };
     sc->http = server_http_init(&hp);
     int rc = 1;
@@ -1330,6 +2684,13 @@ done:
     }
     g_sc = NULL;
     server_queue_destroy(&sc->queue);
+    for (int i = 0; sc->slots && i < sc->n_slots; i++) {
+        free(sc->slots[i].cache);
+    }
+    if (sc->ctx) {
+        llama_batch_free(sc->batch);
+        llama_free(sc->ctx);
+    }
     free(sc->slots);
     free(sc->model_name);
     free(sc->chat_template);

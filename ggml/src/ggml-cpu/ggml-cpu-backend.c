@@ -161,7 +161,10 @@ ggml_backend_buffer_t ggml_backend_cpu_buffer_from_ptr(void * ptr, size_t size) 
 
 struct cpu_backend_context {
     int                      n_threads;
-    struct ggml_threadpool * threadpool;
+    struct ggml_threadpool * threadpool; // set by the user (not owned), or NULL
+    // used when the user set none: kept across graphs so that no threads are created per graph (a decode
+    // step computes one graph per ubatch, and thread start-up costs more than a small graph)
+    struct ggml_threadpool * own_pool;
 
     uint8_t * work_data;
     size_t    work_size;
@@ -177,6 +180,9 @@ static const char * cpu_backend_get_name(ggml_backend_t backend) {
 
 static void cpu_backend_free(ggml_backend_t backend) {
     struct cpu_backend_context * ctx = backend->context;
+    if (ctx->own_pool != NULL) {
+        ggml_threadpool_free(ctx->own_pool);
+    }
     free(ctx->work_data);
     free(ctx);
     free(backend);
@@ -223,9 +229,32 @@ static enum ggml_status cpu_backend_graph_plan_compute(ggml_backend_t backend, g
     return ggml_graph_compute(&p->cgraph, &p->cplan);
 }
 
+// the pool for graph_compute: the user's, else the backend's own, (re)made when more threads are wanted.
+// NULL (a one-shot pool per graph) only for one thread or when the pool cannot be made.
+static struct ggml_threadpool * cpu_backend_pool(struct cpu_backend_context * ctx) {
+    if (ctx->threadpool != NULL) {
+        if (ctx->own_pool != NULL) {
+            ggml_threadpool_pause(ctx->own_pool);
+        }
+        return ctx->threadpool;
+    }
+    if (ctx->n_threads <= 1) {
+        return NULL;
+    }
+    if (ctx->own_pool != NULL && ggml_threadpool_get_n_threads(ctx->own_pool) < ctx->n_threads) {
+        ggml_threadpool_free(ctx->own_pool);
+        ctx->own_pool = NULL;
+    }
+    if (ctx->own_pool == NULL) {
+        struct ggml_threadpool_params p = ggml_threadpool_params_default(ctx->n_threads);
+        ctx->own_pool = ggml_threadpool_new(&p);
+    }
+    return ctx->own_pool;
+}
+
 static enum ggml_status cpu_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph) {
     struct cpu_backend_context * ctx = backend->context;
-    struct ggml_cplan cplan = ggml_graph_plan(cgraph, ctx->n_threads, ctx->threadpool);
+    struct ggml_cplan cplan = ggml_graph_plan(cgraph, ctx->n_threads, cpu_backend_pool(ctx));
     if (cplan.work_size > ctx->work_size) {
         uint8_t * grown = malloc(cplan.work_size);
         if (grown == NULL) {

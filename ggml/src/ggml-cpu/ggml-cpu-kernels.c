@@ -1,6 +1,7 @@
 // Run-time choice of the kernel set: what the CPU and the OS support (CPUID + XGETBV), optionally lowered
 // with GGML_CPU_ISA=scalar|avx2|avx512. The tables are built once, on first use, for every supported ISA so
 // that tests can compare paths in one process.
+#include "gemm.h"
 #include "quants-impl.h"
 
 #include <pthread.h>
@@ -158,4 +159,23 @@ const struct ggml_cpu_type_kernels * ggml_cpu_get_kernels_isa(enum ggml_type typ
 
 const struct ggml_cpu_type_kernels * ggml_cpu_get_kernels(enum ggml_type type) {
     return ggml_cpu_get_kernels_isa(type, ggml_cpu_isa_active());
+}
+
+// here rather than in gemm-avx512.c: this must be callable on CPUs without AVX-512
+bool ggml_cpu_gemm_supported(enum ggml_type type) {
+    if (ggml_cpu_isa_active() != GGML_CPU_ISA_AVX512) {
+        return false;
+    }
+    switch (type) {
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q8_0:
+        case GGML_TYPE_IQ4_NL:
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q6_K:
+        case GGML_TYPE_F16:
+            return true;
+        default:
+            return false;
+    }
 }

@@ -3,6 +3,7 @@
 
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
+#include "gemm.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -601,7 +602,8 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
                 const struct ggml_tensor * ids = node->src[2];
                 sz += nth * pad_cl(sizeof(int32_t) * 2 * (size_t) (ids->ne[0] * ids->ne[1]));
             }
-            return sz;
+            const size_t gemm_sz = ggml_cpu_mul_mat_gemm_work_size(node, n_threads);
+            return gemm_sz > sz ? gemm_sz : sz;
         }
         case GGML_OP_FLASH_ATTN_EXT: {
             const struct ggml_tensor * k = node->src[1];

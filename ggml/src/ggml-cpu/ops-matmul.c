@@ -5,6 +5,7 @@
 
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
+#include "gemm.h"
 
 #include <string.h>
 
@@ -58,6 +59,80 @@ static void convert_src1(const struct ggml_compute_params * params, const struct
     }
 }
 
+// ---- GEMM path (gemm.h): many columns, weights repacked per tile of rows --------------------------------
+
+static bool mul_mat_use_gemm(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    const struct ggml_tensor * src1 = dst->src[1];
+    return ggml_cpu_gemm_supported(src0->type) && src1->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 &&
+           dst->nb[0] == sizeof(float) && src0->nb[0] == ggml_type_size(src0->type) &&
+           src0->nb[1] <= (size_t) INT32_MAX / GGML_CPU_GEMM_ROWS && // the packers gather with 32-bit offsets
+           (src0->type == GGML_TYPE_F16 || src0->ne[0] % 32 == 0) && src1->ne[1] >= GGML_CPU_GEMM_MIN_N;
+}
+
+size_t ggml_cpu_mul_mat_gemm_work_size(const struct ggml_tensor * node, int n_threads) {
+    if (node->op != GGML_OP_MUL_MAT || !mul_mat_use_gemm(node)) {
+        return 0;
+    }
+    const int64_t k = node->src[0]->ne[0];
+    // activation rows, one packed tile per thread, slack to align the start to a cache line
+    const struct ggml_tensor * s1 = node->src[1];
+    return ggml_cpu_gemm_act_size(node->src[0]->type, k, s1->ne[1]) * (size_t) (s1->ne[2] * s1->ne[3]) +
+           (size_t) n_threads * GGML_PAD(ggml_cpu_gemm_pack_size(node->src[0]->type, k), GGML_CPU_CACHE_LINE) + GGML_CPU_CACHE_LINE;
+}
+
+static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    const struct ggml_tensor * src1 = dst->src[1];
+    GGML_TENSOR_BINARY_OP_LOCALS
+
+    const size_t act_row = ggml_cpu_gemm_act_row_size(src0->type, ne10);
+    const size_t act_mat = ggml_cpu_gemm_act_size(src0->type, ne10, ne11); // one (i12, i13) matrix
+    const size_t pack_sz = GGML_PAD(ggml_cpu_gemm_pack_size(src0->type, ne00), GGML_CPU_CACHE_LINE);
+    char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE);
+    char * act  = base;
+    char * pack = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->ith * pack_sz;
+
+    // quantize every activation row once (rows split across threads)
+    {
+        const int64_t nr = ggml_nrows(src1);
+        int64_t r0, r1;
+        ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++) {
+            const int64_t i11 = r % ne11, i12 = (r / ne11) % ne12, i13 = r / (ne11 * ne12);
+            const char * s = (const char *) src1->data + i11 * nb11 + i12 * nb12 + i13 * nb13;
+            if (nb10 == sizeof(float)) {
+                ggml_cpu_gemm_act_from_float(src0->type, (const float *) s, act + (size_t) (r / ne11) * act_mat, ne10, i11);
+                continue;
+            }
+            // permuted activations: gather the row first
+            float * row = (float *) pack; // this thread's pack area is free until the products start
+            for (int64_t i = 0; i < ne10; i++) {
+                row[i] = *(const float *) (s + i * nb10);
+            }
+            ggml_cpu_gemm_act_from_float(src0->type, row, act + (size_t) (r / ne11) * act_mat, ne10, i11);
+        }
+    }
+    ggml_cpu_barrier(params);
+
+    const int64_t r2 = ne12 / ne02;
+    const int64_t r3 = ne13 / ne03;
+    const int64_t ntile = (ne01 + GGML_CPU_GEMM_ROWS - 1) / GGML_CPU_GEMM_ROWS;
+    const int64_t nchunks = ntile * ne12 * ne13;
+    for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
+        const int64_t t   = chunk % ntile;
+        const int64_t i12 = (chunk / ntile) % ne12;
+        const int64_t i13 = chunk / (ntile * ne12);
+        const int64_t row0 = t * GGML_CPU_GEMM_ROWS;
+        const int nrows = (int) (ne01 - row0 < GGML_CPU_GEMM_ROWS ? ne01 - row0 : GGML_CPU_GEMM_ROWS);
+        const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03 + row0 * nb01;
+        ggml_cpu_gemm_pack(src0->type, ne00, w, nb01, nrows, pack);
+        const char * a = act + (size_t) (i12 + i13 * ne12) * act_mat;
+        float * d = (float *) ((char *) dst->data + i12 * nb2 + i13 * nb3 + row0 * nb0);
+        ggml_cpu_gemm_run(src0->type, ne00, pack, nrows, a, act_row, (int) ne11, d, nb1);
+    }
+}
+
 #define MM_BLCK_0 32 // weight rows per chunk
 #define MM_BLCK_1 16 // activation rows per chunk
 
@@ -65,6 +140,11 @@ void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct 
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
     GGML_TENSOR_BINARY_OP_LOCALS
+
+    if (mul_mat_use_gemm(dst)) {
+        mul_mat_gemm(params, dst);
+        return;
+    }
 
     const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(src0->type);
     const enum ggml_type vec_dot_type = k->vec_dot_type;
@@ -94,6 +174,8 @@ void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct 
     const int64_t nchunk1 = (nr1 + blck1 - 1) / blck1;
     const int64_t nchunks = nchunk0 * nchunk1;
 
+    const ggml_cpu_vec_dot_mc_t vec_dot_mc = k->vec_dot_mc;
+    const size_t by = direct ? nb11 : row_size;
     for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
         const int64_t c0 = chunk % nchunk0;
         const int64_t c1 = chunk / nchunk0;
@@ -101,17 +183,35 @@ void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct 
         const int64_t ir0_end   = ir0_start + blck0 < nr0 ? ir0_start + blck0 : nr0;
         const int64_t ir1_start = c1 * blck1;
         const int64_t ir1_end   = ir1_start + blck1 < nr1 ? ir1_start + blck1 : nr1;
-        for (int64_t ir1 = ir1_start; ir1 < ir1_end; ir1++) {
+        for (int64_t ir1 = ir1_start; ir1 < ir1_end;) {
             const int64_t i11 = ir1 % ne11;
             const int64_t i12 = (ir1 / ne11) % ne12;
             const int64_t i13 = ir1 / (ne11 * ne12);
+            // columns sharing one weight matrix and one activation stride go through vec_dot_mc together
+            int64_t nc = 1;
+            if (vec_dot_mc != NULL) {
+                nc = ir1_end - ir1;
+                nc = nc < ne11 - i11 ? nc : ne11 - i11;
+                nc = nc < GGML_CPU_MC_MAX ? nc : GGML_CPU_MC_MAX;
+            }
             const char * y = direct ? (const char *) src1->data + i11 * nb11 + i12 * nb12 + i13 * nb13
                                     : (const char *) params->wdata + (size_t) ir1 * row_size;
             const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03;
-            float * d = (float *) ((char *) dst->data + i11 * nb1 + i12 * nb2 + i13 * nb3);
-            for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
-                vec_dot((int) ne00, (float *) ((char *) d + ir0 * nb0), w + ir0 * nb01, y);
+            char * d = (char *) dst->data + i11 * nb1 + i12 * nb2 + i13 * nb3;
+            if (nc == 1) {
+                for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
+                    vec_dot((int) ne00, (float *) (d + ir0 * nb0), w + ir0 * nb01, y);
+                }
+            } else {
+                for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
+                    float tmp[GGML_CPU_MC_MAX];
+                    vec_dot_mc((int) ne00, tmp, w + ir0 * nb01, y, by, (int) nc);
+                    for (int64_t c = 0; c < nc; c++) {
+                        *(float *) (d + c * nb1 + ir0 * nb0) = tmp[c];
+                    }
+                }
             }
+            ir1 += nc;
         }
     }
 }

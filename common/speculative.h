@@ -1,0 +1,52 @@
+// speculative decoding helpers: output budgets, draft-context params, a draft source (draft model or n-grams)
+#pragma once
+
+#include "common.h"
+#include "llama.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct common_speculative_output_limits {
+    int32_t total;   // outputs in one batch
+    int32_t per_seq; // outputs per sequence
+};
+
+// per_seq = 1 + max(0, n_draft), total = n_parallel * per_seq, both computed in int64 and clamped to n_batch
+struct common_speculative_output_limits common_speculative_get_output_limits(int32_t n_batch, int32_t n_parallel,
+                                                                             int32_t n_draft);
+
+// context params for a draft model: the draft cache types, threads and n_ctx; one output per sequence
+struct llama_context_params common_base_params_to_speculative(const struct common_params * params);
+
+// the number of tokens one step may draft (0 when no type is enabled)
+int32_t common_speculative_n_max(const struct common_params_speculative * params);
+
+// llama.cpp's rule: same vocab type, same BOS/EOS and add-BOS, vocab sizes within 128, identical token texts
+// from id 5 on (for the overlap). Logs one line naming the mismatch.
+bool common_speculative_are_compatible(const struct llama_context * ctx_tgt, const struct llama_context * ctx_dft);
+
+struct common_speculative;
+
+// ctx_dft: the draft model's context (not owned) for draft-simple; NULL for the n-gram types.
+// NULL (logged) when the parameters are unusable or the vocabularies are incompatible.
+struct common_speculative * common_speculative_init(const struct common_params_speculative * params,
+                                                    struct llama_context * ctx_tgt,
+                                                    struct llama_context * ctx_dft);
+void common_speculative_free(struct common_speculative * spec);
+
+// drafts up to n_max tokens to follow prompt_tgt[0..n_prompt) + id_last into out (room for n_max);
+// returns how many (0 when nothing is proposed or fewer than n_min were found)
+int32_t common_speculative_gen_draft(struct common_speculative * spec, const llama_token * prompt_tgt,
+                                     int32_t n_prompt, llama_token id_last, llama_token * out);
+
+// reports that n_accepted of the last draft were accepted
+void common_speculative_accept(struct common_speculative * spec, int32_t n_accepted);
+
+#ifdef __cplusplus
+}
+#endif

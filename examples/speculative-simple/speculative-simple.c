@@ -1,0 +1,257 @@
+// llama-speculative-simple: target + one draft source (draft model or n-grams); output is token-identical to
+// plain decoding with the same sampler because every emitted token is sampled from the target's logits.
+#include "arg.h"
+#include "common.h"
+#include "log.h"
+#include "llama.h"
+#include "sampling.h"
+#include "speculative.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool push_tokens(llama_token ** arr, int32_t * n, int32_t * cap, const llama_token * t, int32_t k) {
+    if (*n + k > *cap) {
+        int32_t c = *cap ? *cap : 256;
+        while (c < *n + k) {
+            c *= 2;
+        }
+        llama_token * p = realloc(*arr, (size_t) c * sizeof(*p));
+        if (!p) {
+            return false;
+        }
+        *arr = p;
+        *cap = c;
+    }
+    memcpy(*arr + *n, t, (size_t) k * sizeof(*t));
+    *n += k;
+    return true;
+}
+
+int main(int argc, char ** argv) {
+    struct common_params params = common_params_default();
+    if (!common_params_parse(argc, argv, &params, LLAMA_EXAMPLE_SPECULATIVE, NULL)) {
+        common_params_free(&params);
+        return 1;
+    }
+    common_init();
+
+    const bool has_draft_model = params.speculative.draft.mparams.path && params.speculative.draft.mparams.path[0];
+    // -md alone means draft-simple, as in llama.cpp
+    if (has_draft_model && params.speculative.n_types == 1 &&
+        params.speculative.types[0] == COMMON_SPECULATIVE_TYPE_NONE) {
+        params.speculative.types[0] = COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE;
+    }
+    const int32_t n_draft_max = common_speculative_n_max(&params.speculative);
+
+    // the target verifies 1 + n_draft tokens per step
+    const struct common_speculative_output_limits lim =
+        common_speculative_get_output_limits(params.n_batch, 1, n_draft_max);
+    params.n_outputs_max         = lim.total;
+    params.n_outputs_max_per_seq = lim.per_seq;
+
+    llama_backend_init();
+
+    int ret = 1;
+    struct llama_model * model_dft = NULL;
+    struct llama_context * ctx_dft = NULL;
+    struct common_speculative * spec = NULL;
+    struct common_sampler * smpl = NULL;
+    llama_token * inp = NULL;
+    llama_token * prompt_tgt = NULL;
+    llama_token * out_ids = NULL;
+    llama_token * draft = NULL;
+    int32_t n_prompt_tgt = 0, cap_prompt_tgt = 0, n_out = 0, cap_out = 0;
+    struct llama_batch batch_tgt = { 0 };
+    bool batch_ok = false;
+
+    struct common_init_result init = common_init_from_params(&params);
+    if (!init.model) {
+        goto done;
+    }
+    struct llama_context * ctx_tgt = init.context;
+    const struct llama_vocab * vocab = llama_model_get_vocab(init.model);
+
+    if (has_draft_model && n_draft_max > 0) {
+        struct llama_model_params mp = common_model_params_to_llama(&params);
+        mp.n_gpu_layers = params.speculative.draft.n_gpu_layers;
+        model_dft = llama_model_load_from_file(params.speculative.draft.mparams.path, mp);
+        if (!model_dft) {
+            LOG_ERR("%s: failed to load draft model '%s'\n", __func__, params.speculative.draft.mparams.path);
+            goto done;
+        }
+        ctx_dft = llama_init_from_model(model_dft, common_base_params_to_speculative(&params));
+        if (!ctx_dft) {
+            LOG_ERR("%s: failed to create the draft context\n", __func__);
+            goto done;
+        }
+    }
+    if (n_draft_max > 0) {
+        spec = common_speculative_init(&params.speculative, ctx_tgt, ctx_dft);
+        if (!spec) {
+            goto done;
+        }
+    }
+
+    int32_t n_inp = 0;
+    if (!common_tokenize(vocab, params.prompt ? params.prompt : "", -1, true, true, &inp, &n_inp) || n_inp < 1) {
+        LOG_ERR("%s: the prompt gives no tokens\n", __func__);
+        goto done;
+    }
+
+    smpl = common_sampler_init(init.model, &params.sampling);
+    if (!smpl) {
+        goto done;
+    }
+    if (params.sampling.backend_sampling) {
+        llama_set_sampler(ctx_tgt, 0, common_sampler_get(smpl));
+    }
+
+    {
+        char * text = common_detokenize(vocab, inp, n_inp, false);
+        if (text) {
+            LOG("%s", text);
+            free(text);
+        }
+    }
+
+    const int64_t t_enc_start = llama_time_us();
+    // everything but the last prompt token; the loop decodes that one together with the draft
+    if (n_inp > 1) {
+        struct llama_batch b = llama_batch_get_one(inp, n_inp - 1);
+        if (llama_decode(ctx_tgt, b) != 0) {
+            LOG_ERR("%s: prompt decode failed\n", __func__);
+            goto done;
+        }
+    }
+    const int64_t t_enc_end = llama_time_us();
+
+    if (!push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, inp, n_inp - 1)) {
+        goto done;
+    }
+    llama_token id_last = inp[n_inp - 1];
+    int32_t n_past = n_inp - 1;
+    const int32_t n_predict = params.n_predict < 0 ? INT32_MAX / 2 : params.n_predict;
+
+    batch_tgt = llama_batch_init(lim.per_seq > 1 ? lim.per_seq : 1, 0, 1);
+    batch_ok = batch_tgt.token != NULL;
+    draft = malloc((size_t) (n_draft_max + 1) * sizeof(*draft));
+    llama_token * ids = malloc((size_t) (n_draft_max + 1) * sizeof(*ids));
+    int * idxs = malloc((size_t) (n_draft_max + 1) * sizeof(*idxs));
+    if (!batch_ok || !draft || !ids || !idxs) {
+        free(ids);
+        free(idxs);
+        LOG_ERR("%s: out of memory\n", __func__);
+        goto done;
+    }
+    for (int32_t i = 0; i <= n_draft_max; i++) {
+        idxs[i] = i;
+    }
+
+    int64_t n_drafted = 0, n_accept = 0, n_steps = 0;
+    bool has_eos = false;
+    const int64_t t_dec_start = llama_time_us();
+    while (n_out < n_predict && !has_eos) {
+        int32_t n_draft = spec ? common_speculative_gen_draft(spec, prompt_tgt, n_prompt_tgt, id_last, draft) : 0;
+        if (n_draft > n_predict - n_out - 1) {
+            n_draft = n_predict - n_out - 1 > 0 ? n_predict - n_out - 1 : 0;
+        }
+        common_batch_clear(&batch_tgt);
+        const llama_seq_id seq = 0;
+        common_batch_add(&batch_tgt, id_last, n_past, &seq, 1, true);
+        for (int32_t i = 0; i < n_draft; i++) {
+            common_batch_add(&batch_tgt, draft[i], n_past + 1 + i, &seq, 1, true);
+        }
+        if (llama_decode(ctx_tgt, batch_tgt) != 0) {
+            LOG_ERR("%s: target decode failed\n", __func__);
+            free(ids);
+            free(idxs);
+            goto done;
+        }
+        const size_t n_ids = common_sampler_sample_and_accept_n(smpl, ctx_tgt, idxs, draft, (size_t) n_draft, ids, true);
+        if (n_ids == 0) {
+            LOG_ERR("%s: sampling failed\n", __func__);
+            free(ids);
+            free(idxs);
+            goto done;
+        }
+        n_steps++;
+        n_drafted += n_draft;
+        n_accept  += (int64_t) n_ids - 1;
+        common_speculative_accept(spec, (int32_t) n_ids - 1);
+        if (!push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, &id_last, 1) ||
+            !push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, ids, (int32_t) n_ids - 1)) {
+            free(ids);
+            free(idxs);
+            goto done;
+        }
+        for (size_t i = 0; i < n_ids && n_out < n_predict; i++) {
+            if (!push_tokens(&out_ids, &n_out, &cap_out, &ids[i], 1)) {
+                free(ids);
+                free(idxs);
+                goto done;
+            }
+            if (llama_vocab_is_eog(vocab, ids[i])) {
+                has_eos = true;
+                break;
+            }
+            char * piece = common_token_to_piece(vocab, ids[i], params.special, NULL);
+            if (piece) {
+                LOG("%s", piece);
+                free(piece);
+            }
+        }
+        id_last = ids[n_ids - 1];
+        // id_last and the accepted drafts are in the KV now; the rejected draft positions are dropped
+        n_past += (int32_t) n_ids;
+        llama_memory_seq_rm(llama_get_memory(ctx_tgt), 0, n_past, -1);
+    }
+    const int64_t t_dec_end = llama_time_us();
+    free(ids);
+    free(idxs);
+    LOG("\n\n");
+
+    const double t_enc = (double) (t_enc_end - t_enc_start) / 1e6;
+    const double t_dec = (double) (t_dec_end - t_dec_start) / 1e6;
+    LOG_INF("encoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_inp, t_enc, t_enc > 0 ? n_inp / t_enc : 0.0);
+    LOG_INF("decoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_out, t_dec, t_dec > 0 ? n_out / t_dec : 0.0);
+    LOG_INF("\n");
+    LOG_INF("n_draft   = %d\n", n_draft_max);
+    LOG_INF("n_predict = %d\n", n_out);
+    LOG_INF("n_drafted = %lld\n", (long long) n_drafted);
+    LOG_INF("n_accept  = %lld\n", (long long) n_accept);
+    LOG_INF("accept    = %.3f%%\n", n_drafted > 0 ? 100.0 * (double) n_accept / (double) n_drafted : 0.0);
+    LOG_INF("n_steps   = %lld\n", (long long) n_steps);
+    // machine-readable: the generated ids (tests compare these across runs)
+    {
+        fprintf(stderr, "ids:");
+        for (int32_t i = 0; i < n_out; i++) {
+            fprintf(stderr, " %d", out_ids[i]);
+        }
+        fprintf(stderr, "\n");
+    }
+    ret = 0;
+
+done:
+    if (batch_ok) {
+        llama_batch_free(batch_tgt);
+    }
+    free(draft);
+    free(out_ids);
+    free(prompt_tgt);
+    free(inp);
+    common_sampler_free(smpl);
+    common_speculative_free(spec);
+    if (ctx_dft) {
+        llama_free(ctx_dft);
+    }
+    if (model_dft) {
+        llama_model_free(model_dft);
+    }
+    common_init_result_free(&init);
+    llama_backend_free();
+    common_params_free(&params);
+    return ret;
+}

@@ -1,0 +1,6 @@
+# Register-tiled GEMM of the CPU backend (ggml/src/ggml-cpu/gemm.h): direct and through mul_mat, per ISA
+# (on ISAs without a GEMM only the mul_mat part runs, on vec_dot).
+llama_test(NAME test-gemm SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test-gemm.c LIBS ggml-static)
+foreach(isa avx2 avx512)
+    llama_test_variant(NAME test-gemm-${isa} TARGET test-gemm ENV GGML_CPU_ISA=${isa})
+endforeach()

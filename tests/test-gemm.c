@@ -1,0 +1,190 @@
+// The register-tiled GEMM of the CPU backend (ggml/src/ggml-cpu/gemm.h) against an independent reference:
+// weights quantized with ggml's reference quantizer, dequantized with the type's to_float, multiplied in
+// double with the exact float activations. The GEMM quantizes activations to 8 bits, so each output is
+// checked against the reference with the same error bound the vec_dot path must meet; with the same 8-bit
+// activations as vec_dot it must also agree with vec_dot up to float rounding. Shapes cover partial row tiles, every column remainder and several blocks.
+// Also the mul_mat op on both sides of the GEMM threshold, so the op's dispatch and chunking are exercised.
+#include "ggml-cpu/gemm.h"
+#include "ggml-cpu/ggml-cpu-kernels.h"
+#include "ggml-cpu.h"
+#include "ggml.h"
+#include "harness.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t g_rng = 88172645463325252ull;
+static float frand(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (float) ((double) (g_rng >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
+}
+
+static void * aligned(size_t n) {
+    void * p = NULL;
+    if (posix_memalign(&p, 64, n ? n : 64) != 0) {
+        return NULL;
+    }
+    return p;
+}
+
+static const enum ggml_type g_types[] = {
+    GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16,
+};
+
+// squared errors of the GEMM and of vec_dot against the reference, and the reference's square, per type
+struct err_sums { double g, v, norm; };
+
+// one (type, K, M, N) case through pack + run, tile by tile as mul_mat does
+static void check_case(struct err_sums * es, enum ggml_type type, int64_t K, int64_t M, int64_t N) {
+    const size_t rs = ggml_row_size(type, K);
+    float * wf = malloc(sizeof(float) * (size_t) (K * M));
+    float * xf = malloc(sizeof(float) * (size_t) (K * N));
+    float * wd = malloc(sizeof(float) * (size_t) K);
+    uint8_t * wq = malloc(rs * (size_t) M);
+    for (int64_t i = 0; i < K * M; i++) wf[i] = frand();
+    for (int64_t i = 0; i < K * N; i++) xf[i] = frand() * (i % 7 == 0 ? 4.0f : 1.0f);
+    ggml_quantize_chunk(type, wf, wq, 0, M, K, NULL);
+
+    const size_t arow = ggml_cpu_gemm_act_row_size(type, K);
+    uint8_t * act = aligned(ggml_cpu_gemm_act_size(type, K, N));
+    for (int64_t c = 0; c < N; c++) {
+        ggml_cpu_gemm_act_from_float(type, xf + c * K, act, K, c);
+    }
+    uint8_t * pack = aligned(ggml_cpu_gemm_pack_size(type, K));
+    // output with a column stride larger than M and a guard value: rows past M must not be written
+    const int64_t ldd = M + 5;
+    float * out = malloc(sizeof(float) * (size_t) (ldd * N));
+    for (int64_t i = 0; i < ldd * N; i++) out[i] = 12345.0f;
+    for (int64_t r0 = 0; r0 < M; r0 += GGML_CPU_GEMM_ROWS) {
+        const int nrows = (int) (M - r0 < GGML_CPU_GEMM_ROWS ? M - r0 : GGML_CPU_GEMM_ROWS);
+        ggml_cpu_gemm_pack(type, K, wq + (size_t) r0 * rs, rs, nrows, pack);
+        ggml_cpu_gemm_run(type, K, pack, nrows, act, arow, (int) N, out + r0, sizeof(float) * (size_t) ldd);
+    }
+
+    // vec_dot path for comparison
+    const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(type);
+    const struct ggml_cpu_type_kernels * kv = ggml_cpu_get_kernels(k->vec_dot_type);
+    const size_t vrs = ggml_row_size(k->vec_dot_type, K);
+    uint8_t * xv = malloc(vrs * (size_t) N);
+    for (int64_t c = 0; c < N; c++) kv->from_float(xf + c * K, xv + (size_t) c * vrs, K);
+
+    const ggml_to_float_t deq = ggml_get_type_traits(type)->to_float;
+    // the GEMM uses vec_dot's 8-bit activations (F16: the same F16 rounding): the int32 block dots are the
+    // same, so the two results differ only by float rounding over blocks
+    const bool same_acts = true;
+    double max_rel = 0, max_dv = 0;
+    bool guard_ok = true;
+    for (int64_t r = 0; r < M; r++) {
+        deq(wq + (size_t) r * rs, wd, K);
+        for (int64_t c = 0; c < N; c++) {
+            double ref = 0, mag = 0;
+            for (int64_t i = 0; i < K; i++) {
+                ref += (double) wd[i] * (double) xf[c * K + i];
+                mag += fabs((double) wd[i] * (double) xf[c * K + i]);
+            }
+            float v;
+            k->vec_dot((int) K, &v, wq + (size_t) r * rs, xv + (size_t) c * vrs);
+            const double g = out[c * ldd + r];
+            es->g    += (g - ref) * (g - ref);
+            es->v    += ((double) v - ref) * ((double) v - ref);
+            es->norm += ref * ref;
+            const double dv = fabs(g - (double) v) / (mag + 1e-30);
+            max_dv = dv > max_dv ? dv : max_dv;
+            // per element: within 1% of the magnitude sum (8-bit activations err by < 0.4% of each |x|)
+            const double rel = fabs(g - ref) / (mag + 1e-30);
+            max_rel = rel > max_rel ? rel : max_rel;
+        }
+    }
+    for (int64_t c = 0; c < N; c++) {
+        for (int64_t r = M; r < ldd; r++) {
+            guard_ok = guard_ok && out[c * ldd + r] == 12345.0f;
+        }
+    }
+    TH_CHECK(guard_ok, "%s K=%lld M=%lld N=%lld: wrote past the tile's rows", ggml_type_name(type), (long long) K,
+             (long long) M, (long long) N);
+    // per element: within 1% of the sum of |w * x| (8-bit activations err by < 0.4% of each |x|)
+    TH_CHECK(max_rel < 1e-2, "%s K=%lld M=%lld N=%lld: max rel error %.3g", ggml_type_name(type), (long long) K,
+             (long long) M, (long long) N, max_rel);
+    if (same_acts) {
+        TH_CHECK(max_dv < 1e-5, "%s K=%lld M=%lld N=%lld: gemm vs vec_dot differ by %.3g of the magnitude",
+                 ggml_type_name(type), (long long) K, (long long) M, (long long) N, max_dv);
+    }
+    free(wf); free(xf); free(wd); free(wq); free(act); free(pack); free(out); free(xv);
+}
+
+// the mul_mat op: the same product below and above GGML_CPU_GEMM_MIN_N columns, with 1 and 3 threads
+static void check_op(enum ggml_type type) {
+    const int64_t K = 512, M = 37;
+    const int64_t Ns[] = { GGML_CPU_GEMM_MIN_N - 1, GGML_CPU_GEMM_MIN_N, 45 };
+    for (size_t ni = 0; ni < sizeof(Ns) / sizeof(Ns[0]); ni++) {
+        const int64_t N = Ns[ni];
+        for (int nth = 1; nth <= 3; nth += 2) {
+            struct ggml_init_params ip = { 64u << 20, NULL, false };
+            struct ggml_context * ctx = ggml_init(ip);
+            struct ggml_tensor * w = ggml_new_tensor_2d(ctx, type, K, M);
+            struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, K, N);
+            float * wf = malloc(sizeof(float) * (size_t) (K * M));
+            for (int64_t i = 0; i < K * M; i++) wf[i] = frand();
+            ggml_quantize_chunk(type, wf, w->data, 0, M, K, NULL);
+            for (int64_t i = 0; i < K * N; i++) ((float *) x->data)[i] = frand();
+            struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
+            struct ggml_cgraph * gf = ggml_new_graph(ctx);
+            ggml_build_forward_expand(gf, y);
+            TH_CHECK(ggml_graph_compute_with_ctx(ctx, gf, nth) == GGML_STATUS_SUCCESS, "compute");
+            float * wd = malloc(sizeof(float) * (size_t) K);
+            double err = 0, norm = 0;
+            for (int64_t r = 0; r < M; r++) {
+                ggml_get_type_traits(type)->to_float((const char *) w->data + r * w->nb[1], wd, K);
+                for (int64_t c = 0; c < N; c++) {
+                    double ref = 0;
+                    for (int64_t i = 0; i < K; i++) ref += (double) wd[i] * ((const float *) x->data)[c * K + i];
+                    const double g = ((const float *) y->data)[c * M + r];
+                    err += (g - ref) * (g - ref);
+                    norm += ref * ref;
+                }
+            }
+            TH_CHECK(err / norm < 2e-4, "mul_mat %s N=%lld nth=%d: nmse %.3g", ggml_type_name(type), (long long) N, nth,
+                     err / norm);
+            free(wf); free(wd);
+            ggml_free(ctx);
+        }
+    }
+}
+
+int main(void) {
+    ggml_cpu_init();
+    for (size_t t = 0; t < sizeof(g_types) / sizeof(g_types[0]); t++) {
+        check_op(g_types[t]);
+    }
+    int n_direct = 0;
+    for (size_t t = 0; t < sizeof(g_types) / sizeof(g_types[0]); t++) {
+        if (!ggml_cpu_gemm_supported(g_types[t])) {
+            continue; // not on this ISA: mul_mat uses vec_dot (checked above)
+        }
+        n_direct++;
+        struct err_sums es = { 0, 0, 0 };
+        const int64_t Ks[] = { 256, 768 };
+        const int64_t Ms[] = { 1, 15, 16, 17, 40 };
+        for (size_t a = 0; a < 2; a++) {
+            for (size_t b = 0; b < 5; b++) {
+                for (int64_t N = 1; N <= 19; N += (N < 9 ? 1 : 5)) {
+                    check_case(&es, g_types[t], Ks[a], Ms[b], N);
+                }
+            }
+        }
+        // over all cases: as accurate as vec_dot
+        const double ng = es.g / es.norm, nv = es.v / es.norm;
+        TH_CHECK(ng < 2e-4 && ng <= 1.25 * nv, "%s: gemm nmse %.3g, vec_dot nmse %.3g", ggml_type_name(g_types[t]), ng, nv);
+        printf("%-7s gemm nmse %.3g  vec_dot nmse %.3g\n", ggml_type_name(g_types[t]), ng, nv);
+    }
+    printf("ISA %s: %d types through the GEMM directly\n", ggml_cpu_isa_name(ggml_cpu_isa_active()), n_direct);
+    if (ggml_cpu_isa_active() == GGML_CPU_ISA_AVX512) {
+        TH_CHECK(n_direct == (int) (sizeof(g_types) / sizeof(g_types[0])), "every listed type has a GEMM on AVX-512");
+    }
+    return th_finish();
+}
