@@ -23,6 +23,12 @@ static bool resolve_cparams(const struct llama_model * model, const struct llama
         struct llama_cparams * cp) {
     const struct llama_hparams * hp = &model->hparams;
     memset(cp, 0, sizeof(*cp));
+    // reject out-of-range type ids before anything asks the type traits about them
+    if ((int) p->type_k < 0 || p->type_k >= GGML_TYPE_COUNT || (int) p->type_v < 0 || p->type_v >= GGML_TYPE_COUNT) {
+        LLAMA_LOG_ERROR("llama_init_from_model: invalid KV cache type (type_k = %d, type_v = %d)\n",
+                (int) p->type_k, (int) p->type_v);
+        return false;
+    }
     if (p->n_seq_max == 0 || p->n_seq_max > LLAMA_MAX_SEQ) {
         LLAMA_LOG_ERROR("llama_init_from_model: n_seq_max = %u must be in [1, %d]\n", p->n_seq_max, LLAMA_MAX_SEQ);
         return false;
@@ -648,7 +654,7 @@ static int32_t output_row(struct llama_context * ctx, int32_t i, const char * fn
         return -1;
     }
     if (i < 0) {
-        if (-i > ctx->n_outputs) {
+        if (i < -ctx->n_outputs) {
             LLAMA_LOG_ERROR("%s: invalid index %d (only %d outputs)\n", fn, i, ctx->n_outputs);
             return -1;
         }

@@ -422,12 +422,15 @@ void llama_memory_seq_add(llama_memory_t mem, llama_seq_id seq_id, llama_pos p0,
         if (c->pos < p0 || c->pos >= p1 || !seq_has(&c->seq, seq_id)) {
             continue;
         }
-        c->pos   += delta;
-        c->delta += delta;
+        // 64-bit so a shift past INT32_MAX drops the cell instead of overflowing
+        const int64_t np = (int64_t) c->pos + delta;
         mem->has_shift = true;
-        if (c->pos < 0) {
+        if (np < 0 || np > INT32_MAX) {
             cell_clear(mem, i);
+            continue;
         }
+        c->delta += (llama_pos) (np - c->pos);
+        c->pos    = (llama_pos) np;
     }
 }
 
