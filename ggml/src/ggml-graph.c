@@ -189,16 +189,12 @@ static void graph_visit(struct ggml_cgraph * cgraph, struct ggml_tensor * root, 
             if (compute) {
                 t->flags |= GGML_TENSOR_FLAG_COMPUTE;
             }
-            bool is_new;
-            if (ggml_hash_contains(&cgraph->visited_hash_set, t)) {
-                if (!compute || was_compute) {
-                    goto returned; // nothing to do below this node
-                }
-                is_new = false;
-            } else {
-                ggml_hash_insert(&cgraph->visited_hash_set, t);
-                cgraph->use_counts[ggml_hash_find(&cgraph->visited_hash_set, t)] = 0;
-                is_new = true;
+            const size_t slot = ggml_hash_insert(&cgraph->visited_hash_set, t);
+            const bool is_new = slot != GGML_HASHSET_ALREADY_EXISTS;
+            if (is_new) {
+                cgraph->use_counts[slot] = 0;
+            } else if (!compute || was_compute) {
+                goto returned; // nothing to do below this node
             }
             if (n == cap) {
                 cap *= 2;

@@ -217,16 +217,17 @@ static bool can_mul_mat(const struct ggml_tensor * t0, const struct ggml_tensor 
 
 // ---- dup / binary ----------------------------------------------------------------------------------------
 
-static struct ggml_tensor * dup_impl(struct ggml_context * ctx, struct ggml_tensor * a, bool inplace) {
+// a result shaped like a with one source: dup and the elementwise ops that have their own op code
+static struct ggml_tensor * simple_impl(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op, bool inplace) {
     struct ggml_tensor * r = new_like(ctx, a, inplace);
     RETURN_IF_NULL(r);
-    r->op     = GGML_OP_DUP;
+    r->op     = op;
     r->src[0] = a;
     return r;
 }
 
-struct ggml_tensor * ggml_dup(struct ggml_context * ctx, struct ggml_tensor * a)         { return dup_impl(ctx, a, false); }
-struct ggml_tensor * ggml_dup_inplace(struct ggml_context * ctx, struct ggml_tensor * a) { return dup_impl(ctx, a, true); }
+struct ggml_tensor * ggml_dup(struct ggml_context * ctx, struct ggml_tensor * a)         { return simple_impl(ctx, a, GGML_OP_DUP, false); }
+struct ggml_tensor * ggml_dup_inplace(struct ggml_context * ctx, struct ggml_tensor * a) { return simple_impl(ctx, a, GGML_OP_DUP, true); }
 
 static struct ggml_tensor * binary_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
                                         enum ggml_op op, bool inplace) {
@@ -288,14 +289,6 @@ struct ggml_tensor * ggml_add1(struct ggml_context * ctx, struct ggml_tensor * a
 struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b) { return add1_impl(ctx, a, b, true); }
 
 // ---- simple elementwise ops with their own op codes ------------------------------------------------------
-
-static struct ggml_tensor * simple_impl(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op op, bool inplace) {
-    struct ggml_tensor * r = new_like(ctx, a, inplace);
-    RETURN_IF_NULL(r);
-    r->op     = op;
-    r->src[0] = a;
-    return r;
-}
 
 struct ggml_tensor * ggml_sqr(struct ggml_context * ctx, struct ggml_tensor * a)          { return simple_impl(ctx, a, GGML_OP_SQR, false); }
 struct ggml_tensor * ggml_sqr_inplace(struct ggml_context * ctx, struct ggml_tensor * a)  { return simple_impl(ctx, a, GGML_OP_SQR, true); }

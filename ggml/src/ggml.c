@@ -1,7 +1,7 @@
 // ggml core: logging, aborts, type traits, contexts (an arena of objects) and tensor creation.
 // Op constructors live in ggml-ops.c, graphs in ggml-graph.c.
 
-#include "ggml-impl.h"
+#include "ggml-graph.h"
 #include "ggml-quants.h"
 
 #include <stdarg.h>
@@ -417,8 +417,7 @@ void * ggml_new_buffer(struct ggml_context * ctx, size_t nbytes) {
     return obj ? (char *) ctx->mem_buffer + obj->offs : NULL;
 }
 
-// internal: also used for graphs
-void * ggml_new_object_payload(struct ggml_context * ctx, enum ggml_object_type type, size_t size);
+// internal (ggml-graph.h): also used for graphs
 void * ggml_new_object_payload(struct ggml_context * ctx, enum ggml_object_type type, size_t size) {
     struct ggml_object * obj = ggml_new_object(ctx, type, size);
     return obj ? (char *) ctx->mem_buffer + obj->offs : NULL;
@@ -488,9 +487,7 @@ static struct ggml_tensor * ggml_new_tensor_impl(struct ggml_context * ctx, enum
     return result;
 }
 
-// internal: used by the view ops in ggml-ops.c
-struct ggml_tensor * ggml_new_tensor_view(struct ggml_context * ctx, enum ggml_type type, int n_dims,
-                                          const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs);
+// internal (ggml-graph.h): used by the view ops in ggml-ops.c
 struct ggml_tensor * ggml_new_tensor_view(struct ggml_context * ctx, enum ggml_type type, int n_dims,
                                           const int64_t * ne, struct ggml_tensor * view_src, size_t view_offs) {
     return ggml_new_tensor_impl(ctx, type, n_dims, ne, view_src, view_offs);

@@ -10,6 +10,7 @@
 #include "ggml-graph.h"
 #include "ggml-cpu.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +78,17 @@ void ggml_cpu_row_from_float(const float * x, void * dst, enum ggml_type type, s
 // GELU (tanh approximation) exactly as ggml's CPU backend: x <= -10 -> 0, x >= 10 -> x, otherwise through
 // a 65536-entry F16 table: half(gelu_tanh(half(x))). The table is built by ggml_cpu_init().
 float ggml_cpu_gelu_f32(float x);
+
+// ALiBi: the mask slope of head h of n_head for max_bias (1 when max_bias is 0); SOFT_MAX and FLASH_ATTN_EXT
+static inline float ggml_cpu_alibi_slope(float max_bias, int64_t h, int64_t n_head) {
+    if (max_bias <= 0.0f) {
+        return 1.0f;
+    }
+    const uint32_t n_head_log2 = 1u << (uint32_t) floorf(log2f((float) n_head));
+    const float m0 = powf(2.0f, -(max_bias) / (float) n_head_log2);
+    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_head_log2);
+    return (uint32_t) h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
+}
 
 // rows [*r0, *r1) of n for thread ith of nth
 static inline void ggml_cpu_split_rows(int64_t n, int ith, int nth, int64_t * r0, int64_t * r1) {

@@ -598,9 +598,9 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
             }
             size_t sz = pad_cl(ggml_row_size(k->vec_dot_type, s1->ne[0]) * (size_t) ggml_nrows(s1));
             if (node->op == GGML_OP_MUL_MAT_ID) {
-                // per expert: the (slot, token) pairs routed to it
+                // the routing: n_as + 1 expert offsets and the (slot, token) pairs sorted by expert
                 const struct ggml_tensor * ids = node->src[2];
-                sz += nth * pad_cl(sizeof(int32_t) * 2 * (size_t) (ids->ne[0] * ids->ne[1]));
+                sz += pad_cl(sizeof(int32_t) * ((size_t) s0->ne[2] + 1 + 2 * (size_t) (ids->ne[0] * ids->ne[1])));
             }
             const size_t gemm_sz = ggml_cpu_mul_mat_gemm_work_size(node, n_threads);
             return gemm_sz > sz ? gemm_sz : sz;
@@ -630,11 +630,11 @@ static void * elem_ptr(const struct ggml_tensor * t, int i0, int i1, int i2, int
            (size_t) i3 * t->nb[3];
 }
 
+// ggml_cpu_get_elem_f / ggml_cpu_set_elem_f cover F32, F16, BF16 and I32
 static float get_elem(const struct ggml_tensor * t, const void * p) {
     switch (t->type) {
         case GGML_TYPE_I8:  return (float) *(const int8_t *) p;
         case GGML_TYPE_I16: return (float) *(const int16_t *) p;
-        case GGML_TYPE_I32: return (float) *(const int32_t *) p;
         default:            return ggml_cpu_get_elem_f(p, t->type);
     }
 }
@@ -643,7 +643,6 @@ static void set_elem(const struct ggml_tensor * t, void * p, float v) {
     switch (t->type) {
         case GGML_TYPE_I8:  *(int8_t *) p = (int8_t) v; break;
         case GGML_TYPE_I16: *(int16_t *) p = (int16_t) v; break;
-        case GGML_TYPE_I32: *(int32_t *) p = (int32_t) v; break;
         default:            ggml_cpu_set_elem_f(p, t->type, v); break;
     }
 }
@@ -702,16 +701,17 @@ struct ggml_tensor * ggml_set_f32(struct ggml_tensor * t, float value) {
     return t;
 }
 
+// the 1d accessors take the logical (row-major) index i, so they also work on non-contiguous views
 int32_t ggml_get_i32_1d(const struct ggml_tensor * t, int i) {
     int64_t i0, i1, i2, i3;
     ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
-    return get_elem_i32(t, elem_ptr(t, (int) i0, (int) i1, (int) i2, (int) i3));
+    return ggml_get_i32_nd(t, (int) i0, (int) i1, (int) i2, (int) i3);
 }
 
 void ggml_set_i32_1d(const struct ggml_tensor * t, int i, int32_t value) {
     int64_t i0, i1, i2, i3;
     ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
-    set_elem_i32(t, elem_ptr(t, (int) i0, (int) i1, (int) i2, (int) i3), value);
+    ggml_set_i32_nd(t, (int) i0, (int) i1, (int) i2, (int) i3, value);
 }
 
 int32_t ggml_get_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3) {
@@ -725,13 +725,13 @@ void ggml_set_i32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i
 float ggml_get_f32_1d(const struct ggml_tensor * t, int i) {
     int64_t i0, i1, i2, i3;
     ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
-    return get_elem(t, elem_ptr(t, (int) i0, (int) i1, (int) i2, (int) i3));
+    return ggml_get_f32_nd(t, (int) i0, (int) i1, (int) i2, (int) i3);
 }
 
 void ggml_set_f32_1d(const struct ggml_tensor * t, int i, float value) {
     int64_t i0, i1, i2, i3;
     ggml_unravel_index(t, i, &i0, &i1, &i2, &i3);
-    set_elem(t, elem_ptr(t, (int) i0, (int) i1, (int) i2, (int) i3), value);
+    ggml_set_f32_nd(t, (int) i0, (int) i1, (int) i2, (int) i3, value);
 }
 
 float ggml_get_f32_nd(const struct ggml_tensor * t, int i0, int i1, int i2, int i3) {

@@ -9,16 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-static float fa_alibi_slope(float max_bias, int64_t h, int64_t n_head) {
-    if (max_bias <= 0.0f) {
-        return 1.0f;
-    }
-    const uint32_t n_head_log2 = 1u << (uint32_t) floorf(log2f((float) n_head));
-    const float m0 = powf(2.0f, -(max_bias) / (float) n_head_log2);
-    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_head_log2);
-    return (uint32_t) h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
-}
-
 size_t ggml_cpu_fa_scratch_size(int64_t DK, int64_t DV, size_t q_row_size) {
     return FA_QB * GGML_PAD(q_row_size, GGML_CPU_CACHE_LINE) +
            GGML_PAD(sizeof(float) * (size_t) (FA_QB * DV + DV + DK), GGML_CPU_CACHE_LINE);
@@ -73,7 +63,7 @@ void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, 
         const int64_t iq_begin = qb * FA_QB;
         const int64_t nq = n_q - iq_begin < FA_QB ? n_q - iq_begin : FA_QB;
 
-        const float slope = fa_alibi_slope(max_bias, iq2, n_head);
+        const float slope = ggml_cpu_alibi_slope(max_bias, iq2, n_head);
         const int64_t ik2 = iq2 / rk2, iv2 = iq2 / rv2;
         const int64_t ik3 = iq3 / rk3, iv3 = iq3 / rv3;
 

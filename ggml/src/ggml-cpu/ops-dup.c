@@ -69,13 +69,10 @@ static char * elem_ptr_flat(const struct ggml_tensor * t, int64_t i) {
     return (char *) t->data + i0 * t->nb[0] + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
 
+// one element between non-quantized types (I32 converts through float, as ggml does)
 static void copy_elem(const struct ggml_tensor * src, const char * s, const struct ggml_tensor * dst, char * d) {
     if (src->type == dst->type) {
         memcpy(d, s, ggml_type_size(src->type));
-    } else if (src->type == GGML_TYPE_I32) {
-        ggml_cpu_set_elem_f(d, dst->type, (float) *(const int32_t *) s);
-    } else if (dst->type == GGML_TYPE_I32) {
-        *(int32_t *) d = (int32_t) ggml_cpu_get_elem_f(s, src->type);
     } else {
         ggml_cpu_set_elem_f(d, dst->type, ggml_cpu_get_elem_f(s, src->type));
     }
@@ -116,11 +113,8 @@ void ggml_cpu_forward_dup(const struct ggml_compute_params * params, struct ggml
                         memcpy(d + i * dst->nb[0], s + i * src->nb[0], es);
                     }
                 }
-            } else if (src->type == GGML_TYPE_I32 || dst->type == GGML_TYPE_I32) {
-                for (int64_t i = 0; i < n; i++) {
-                    copy_elem(src, s + i * src->nb[0], dst, d + i * dst->nb[0]);
-                }
             } else {
+                // through floats (I32 included: the row helpers convert it element by element)
                 const float * x = ggml_cpu_row_to_float(s, src->type, src->nb[0], n, tmp);
                 ggml_cpu_row_from_float(x, d, dst->type, dst->nb[0], n);
             }

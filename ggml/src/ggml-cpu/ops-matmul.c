@@ -232,50 +232,56 @@ void ggml_cpu_forward_mul_mat_id(const struct ggml_compute_params * params, stru
     const size_t row_size = ggml_row_size(vec_dot_type, ne10);
     const size_t conv_size = GGML_PAD(row_size * (size_t) ggml_nrows(src1), GGML_CPU_CACHE_LINE);
     const bool direct = src1->type == vec_dot_type && nb10 == ggml_type_size(vec_dot_type);
+
+    // the routing, built once by thread 0 and shared: the (slot, token) pairs of expert e are
+    // pairs[2 * off[e] .. 2 * off[e + 1]), in (token, slot) order
+    int32_t * off   = (int32_t *) ((char *) params->wdata + conv_size);
+    int32_t * pairs = off + n_as + 1;
+
     if (!direct) {
         convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
     }
-    ggml_cpu_barrier(params);
-
-    // this thread's list of (slot, token) pairs routed to the current expert
-    int32_t * pairs = (int32_t *) ((char *) params->wdata + conv_size +
-                                   (size_t) params->ith * GGML_PAD(sizeof(int32_t) * 2 * (size_t) (n_used * n_tok), GGML_CPU_CACHE_LINE));
-
-    // an id outside [0, n_as) matches no expert: its output row is zeroed (by thread 0) instead of read
     if (params->ith == 0) {
+        // counting sort by expert. An id outside [0, n_as) matches no expert: its output row is zeroed
+        // instead of read
+        memset(off, 0, sizeof(int32_t) * (size_t) (n_as + 1));
         for (int64_t t = 0; t < n_tok; t++) {
             for (int64_t s = 0; s < n_used; s++) {
                 const int32_t e = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
-                if (e < 0 || e >= n_as) {
-                    float * d = (float *) ((char *) dst->data + s * nb1 + t * nb2);
-                    for (int64_t i = 0; i < ne0; i++) {
-                        d[i] = 0.0f;
-                    }
+                if (e >= 0 && e < n_as) {
+                    off[e + 1]++;
+                } else {
+                    memset((char *) dst->data + s * nb1 + t * nb2, 0, sizeof(float) * (size_t) ne0);
                 }
             }
         }
-    }
-
-    for (int64_t e = 0; e < n_as; e++) {
-        int64_t n_pairs = 0;
+        for (int64_t e = 1; e <= n_as; e++) {
+            off[e] += off[e - 1]; // off[e]: where expert e starts
+        }
         for (int64_t t = 0; t < n_tok; t++) {
             for (int64_t s = 0; s < n_used; s++) {
-                const int32_t id = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
-                if (id == e) {
-                    pairs[2 * n_pairs + 0] = (int32_t) s;
-                    pairs[2 * n_pairs + 1] = (int32_t) t;
-                    n_pairs++;
+                const int32_t e = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
+                if (e >= 0 && e < n_as) {
+                    const int32_t p = off[e]++;
+                    pairs[2 * p + 0] = (int32_t) s;
+                    pairs[2 * p + 1] = (int32_t) t;
                 }
             }
         }
-        if (n_pairs == 0) {
-            continue;
+        // off[e] advanced to where expert e + 1 starts: shift back
+        for (int64_t e = n_as; e > 0; e--) {
+            off[e] = off[e - 1];
         }
-        // static split of the expert's weight rows: no barrier needed between experts
-        int64_t ir0, ir1;
-        ggml_cpu_split_rows(ne01, params->ith, params->nth, &ir0, &ir1);
+        off[0] = 0;
+    }
+    ggml_cpu_barrier(params);
+
+    // static split of every expert's weight rows: no barrier needed between experts
+    int64_t ir0, ir1;
+    ggml_cpu_split_rows(ne01, params->ith, params->nth, &ir0, &ir1);
+    for (int64_t e = 0; e < n_as; e++) {
         const char * w = (const char *) src0->data + e * nb02;
-        for (int64_t p = 0; p < n_pairs; p++) {
+        for (int64_t p = off[e]; p < off[e + 1]; p++) {
             const int64_t s = pairs[2 * p + 0];
             const int64_t t = pairs[2 * p + 1];
             const int64_t i11 = s % ne11;

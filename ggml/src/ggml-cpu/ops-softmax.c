@@ -5,17 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-// ALiBi: the slope of head h for max_bias (1 when max_bias is 0)
-static float alibi_slope(float max_bias, int64_t h, int64_t n_head) {
-    if (max_bias <= 0.0f) {
-        return 1.0f;
-    }
-    const uint32_t n_head_log2 = 1u << (uint32_t) floorf(log2f((float) n_head));
-    const float m0 = powf(2.0f, -(max_bias) / (float) n_head_log2);
-    const float m1 = powf(2.0f, -(max_bias / 2.0f) / (float) n_head_log2);
-    return (uint32_t) h < n_head_log2 ? powf(m0, (float) (h + 1)) : powf(m1, (float) (2 * (h - n_head_log2) + 1));
-}
-
 void ggml_cpu_forward_soft_max(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
     const struct ggml_tensor * src0  = dst->src[0];
     const struct ggml_tensor * mask  = dst->src[1];
@@ -31,7 +20,7 @@ void ggml_cpu_forward_soft_max(const struct ggml_compute_params * params, struct
     ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i1 = r % ne01, i2 = (r / ne01) % ne02, i3 = r / (ne01 * ne02);
-        const float slope = alibi_slope(max_bias, i2, ne02);
+        const float slope = ggml_cpu_alibi_slope(max_bias, i2, ne02);
         const char * s = (const char *) src0->data + i1 * nb01 + i2 * nb02 + i3 * nb03;
         char       * d = (char *) dst->data + i1 * nb1 + i2 * nb2 + i3 * nb3;
         const char * m = mask ? (const char *) mask->data + i1 * mask->nb[1] + (i2 % mask->ne[2]) * mask->nb[2] +

@@ -205,17 +205,6 @@ static void from_float_bf16(const float * GGML_RESTRICT x, void * GGML_RESTRICT 
 
 // ---- 32-element blocks ---------------------------------------------------------------------------------------
 
-// One weight row against NC activation rows (NC a compile-time constant after inlining): the row is unpacked
-// once and every column goes through exactly the operations of the single-column kernel (which is NC = 1).
-#define MC_INLINE static inline __attribute__((always_inline))
-#define MC_DISPATCH(impl, n, s, x, y, by, nc)            \
-    switch (nc) {                                         \
-        case 1:  impl(n, s, x, y, by, 1); break;          \
-        case 2:  impl(n, s, x, y, by, 2); break;          \
-        case 3:  impl(n, s, x, y, by, 3); break;          \
-        default: impl(n, s, x, y, by, 4); break;          \
-    }
-
 MC_INLINE void q4_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                          const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q4_0 * GGML_RESTRICT x = vx;
@@ -254,15 +243,7 @@ MC_INLINE void q4_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q4_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q4_0_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q4_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q4_0_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q4_0_q8_0, q4_0_impl)
 
 static void vec_dot_q4_1_q8_1(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                               const void * GGML_RESTRICT vy) {
@@ -509,15 +490,7 @@ MC_INLINE void q4_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q4_K_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q4_K_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q4_K_q8_K, q4_K_impl)
 
 static void vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                               const void * GGML_RESTRICT vy) {
@@ -617,15 +590,7 @@ MC_INLINE void q6_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q6_K_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q6_K_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q6_K_q8_K, q6_K_impl)
 
 static void vec_dot_iq4_xs_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                                 const void * GGML_RESTRICT vy) {

@@ -54,17 +54,6 @@ static inline __m512 spread_4x4(__m128 v) {
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
 }
 
-// One weight row against NC activation rows (NC a compile-time constant after inlining): the row is unpacked
-// once and every column goes through exactly the operations of the single-column kernel (which is NC = 1).
-#define MC_INLINE static inline __attribute__((always_inline))
-#define MC_DISPATCH(impl, n, s, x, y, by, nc)            \
-    switch (nc) {                                         \
-        case 1:  impl(n, s, x, y, by, 1); break;          \
-        case 2:  impl(n, s, x, y, by, 2); break;          \
-        case 3:  impl(n, s, x, y, by, 3); break;          \
-        default: impl(n, s, x, y, by, 4); break;          \
-    }
-
 // sum over both nibble halves of four blocks (block k in 128-bit lane k): int32 lanes 4k..4k+3 belong to block k
 static inline __m512i dot4(__m512i lo, __m512i hi, __m512i y0, __m512i y1) {
     return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, y0), hi, y1);
@@ -127,15 +116,7 @@ MC_INLINE void q4_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q4_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q4_0_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q4_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q4_0_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q4_0_q8_0, q4_0_impl)
 
 MC_INLINE void q8_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                          const void * GGML_RESTRICT vy, size_t by, const int nc) {
@@ -182,15 +163,7 @@ MC_INLINE void q8_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q8_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q8_0_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q8_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q8_0_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q8_0_q8_0, q8_0_impl)
 
 // the bits of qh (32 per block: bit j for element j) of four blocks as byte masks for the low-nibble
 // half (elements 0..15) and the high-nibble half (16..31), block k at bits 16k..16k+15
@@ -514,15 +487,7 @@ MC_INLINE void q4_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q4_K_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q4_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q4_K_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q4_K_q8_K, q4_K_impl)
 
 MC_INLINE void q5_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                          const void * GGML_RESTRICT vy, size_t by, const int nc) {
@@ -575,15 +540,7 @@ MC_INLINE void q5_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q5_K_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q5_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q5_K_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q5_K_q8_K, q5_K_impl)
 
 MC_INLINE void q6_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                          const void * GGML_RESTRICT vy, size_t by, const int nc) {
@@ -636,15 +593,7 @@ MC_INLINE void q6_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
     }
 }
 
-static void vec_dot_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
-    q6_K_impl(n, s, vx, vy, 0, 1);
-}
-
-static void vec_dot_mc_q6_K_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                                 const void * GGML_RESTRICT vy, size_t by, int nc) {
-    MC_DISPATCH(q6_K_impl, n, s, vx, vy, by, nc)
-}
+MC_VEC_DOTS(q6_K_q8_K, q6_K_impl)
 
 static void vec_dot_iq4_xs_q8_K(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                                 const void * GGML_RESTRICT vy) {

@@ -28,6 +28,28 @@ void ggml_cpu_kernels_fill_scalar(struct ggml_cpu_type_kernels * table);
 void ggml_cpu_kernels_fill_avx2(struct ggml_cpu_type_kernels * table);
 void ggml_cpu_kernels_fill_avx512(struct ggml_cpu_type_kernels * table);
 
+// One weight row against NC activation rows (NC a compile-time constant after inlining): the row is unpacked
+// once and every column goes through exactly the operations of the single-column kernel (which is NC = 1).
+#define MC_INLINE static inline __attribute__((always_inline))
+#define MC_DISPATCH(impl, n, s, x, y, by, nc)            \
+    switch (nc) {                                         \
+        case 1:  impl(n, s, x, y, by, 1); break;          \
+        case 2:  impl(n, s, x, y, by, 2); break;          \
+        case 3:  impl(n, s, x, y, by, 3); break;          \
+        default: impl(n, s, x, y, by, 4); break;          \
+    }
+// defines vec_dot_<name> (one column) and vec_dot_mc_<name> (nc columns, ggml_cpu_vec_dot_mc_t) over such an
+// impl(n, s, x, y, by, nc)
+#define MC_VEC_DOTS(name, impl)                                                                                 \
+    static void vec_dot_##name(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,                   \
+                               const void * GGML_RESTRICT vy) {                                                 \
+        impl(n, s, vx, vy, 0, 1);                                                                               \
+    }                                                                                                           \
+    static void vec_dot_mc_##name(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,                \
+                                  const void * GGML_RESTRICT vy, size_t by, int nc) {                           \
+        MC_DISPATCH(impl, n, s, vx, vy, by, nc)                                                                 \
+    }
+
 // round to nearest, ties to even, for |v| < 2^22: what the SIMD paths get from their rounding instructions
 // (and what ggml's reference K-quant quantizers use); adding 1.5*2^23 leaves the integer in the low mantissa
 static inline int ggml_cpu_nearest_int(float v) {
