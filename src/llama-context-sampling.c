@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Until llama-context.{c,h} carry the hooks (LLAMA_CONTEXT_HAS_SAMPLING, defined next to ctx->sampling), the
-// context keeps its own "no backend sampling" getters and this file contributes nothing.
-typedef int llama_ctx_sampling_unused_t;
-
-#ifdef LLAMA_CONTEXT_HAS_SAMPLING
-
 struct llama_ctx_sampling {
     struct llama_sampler * samplers[LLAMA_MAX_SEQ]; // by seq id; not owned
     uint32_t n_samplers;
@@ -133,14 +127,8 @@ bool llama_ctx_sampling_init(struct llama_context * ctx, const struct llama_cont
     }
     for (size_t i = 0; i < params->n_samplers; ++i) {
         const struct llama_sampler_seq_config * c = &params->samplers[i];
-        if (!c->sampler) {
-            continue;
-        }
-        if (llama_sampler_chain_get(c->sampler, -1) == NULL) {
-            LLAMA_LOG_ERROR("%s: the backend samplers must be of type llama_sampler_chain\n", __func__);
-            return false;
-        }
-        if (!llama_set_sampler(ctx, c->seq_id, c->sampler)) {
+        // llama_set_sampler checks the seq id and that the sampler is a chain
+        if (c->sampler && !llama_set_sampler(ctx, c->seq_id, c->sampler)) {
             return false;
         }
     }
@@ -465,5 +453,3 @@ uint32_t llama_get_sampled_candidates_count_ith(struct llama_context * ctx, int3
     const int64_t r = ctx ? sampled_row(ctx, i) : -1;
     return r < 0 ? 0 : ctx->sampling->candidates_count[r];
 }
-
-#endif // LLAMA_CONTEXT_HAS_SAMPLING

@@ -52,6 +52,30 @@ struct ggml_tensor * llm_graph_lin(struct llm_graph * g, struct ggml_tensor * w,
     return cur;
 }
 
+void llm_graph_qkv(struct llm_graph * g, uint32_t il, struct ggml_tensor * cur,
+        struct ggml_tensor ** q, struct ggml_tensor ** k, struct ggml_tensor ** v) {
+    struct ggml_context * ctx0 = g->ctx0;
+    const struct llama_hparams * hp = g->hp;
+    const struct llama_layer * L = &g->model->layers[il];
+    const int64_t hd_k      = hp->n_embd_head_k;
+    const int64_t hd_v      = hp->n_embd_head_v;
+    const int64_t n_head    = llama_hparams_n_head(hp, il);
+    const int64_t n_head_kv = llama_hparams_n_head_kv(hp, il);
+    if (L->wqkv) {
+        // fused projection: rows are [q | k | v]
+        struct ggml_tensor * qkv = llm_graph_lin(g, L->wqkv, L->bqkv, cur);
+        const size_t es  = ggml_element_size(qkv);
+        const size_t n_q = (size_t) (hd_k * n_head), n_k = (size_t) (hd_k * n_head_kv);
+        *q = ggml_cont(ctx0, ggml_view_3d(ctx0, qkv, hd_k, n_head, g->n_tokens, hd_k * es, qkv->nb[1], 0));
+        *k = ggml_cont(ctx0, ggml_view_3d(ctx0, qkv, hd_k, n_head_kv, g->n_tokens, hd_k * es, qkv->nb[1], n_q * es));
+        *v = ggml_view_3d(ctx0, qkv, hd_v, n_head_kv, g->n_tokens, hd_v * es, qkv->nb[1], (n_q + n_k) * es);
+        return;
+    }
+    *q = ggml_reshape_3d(ctx0, llm_graph_lin(g, L->wq, L->bq, cur), hd_k, n_head,    g->n_tokens);
+    *k = ggml_reshape_3d(ctx0, llm_graph_lin(g, L->wk, L->bk, cur), hd_k, n_head_kv, g->n_tokens);
+    *v = ggml_reshape_3d(ctx0, llm_graph_lin(g, L->wv, L->bv, cur), hd_v, n_head_kv, g->n_tokens);
+}
+
 struct ggml_tensor * llm_graph_rope(struct llm_graph * g, struct ggml_tensor * cur, uint32_t il) {
     const struct llama_hparams * hp = g->hp;
     const struct llama_cparams * cp = g->cp;

@@ -94,6 +94,10 @@ struct ggml_tensor * llm_graph_inp_pos (struct llm_graph * g);
 struct ggml_tensor * llm_graph_rms_norm(struct llm_graph * g, struct ggml_tensor * cur, struct ggml_tensor * w);
 struct ggml_tensor * llm_graph_lin(struct llm_graph * g, struct ggml_tensor * w, struct ggml_tensor * b,
         struct ggml_tensor * cur);
+// Q, K, V of layer il from cur, each [head_dim, n_head(_kv), n_tokens]: the separate projections (plus their
+// biases when the file has them) or the fused wqkv split in three
+void llm_graph_qkv(struct llm_graph * g, uint32_t il, struct ggml_tensor * cur,
+        struct ggml_tensor ** q, struct ggml_tensor ** k, struct ggml_tensor ** v);
 // RoPE for layer il (SWA layers use the SWA base); cur [head_dim, n_head, n_tokens]
 struct ggml_tensor * llm_graph_rope(struct llm_graph * g, struct ggml_tensor * cur, uint32_t il);
 // attention over the cache for layer il, followed by wo (and bo); q/k/v [head_dim, n_head(_kv), n_tokens]

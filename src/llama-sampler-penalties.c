@@ -373,16 +373,21 @@ static void penalties_backend_set_input(struct llama_sampler * smpl) {
         a[i] = 0.0f;
         sub[i] = 0.0f;
     }
-    for (size_t i = 0; i < c->prev.size; ++i) {
-        const llama_token t = token_ring_rat(&c->prev, i);
-        const int32_t * cnt = token_map_find(&c->token_count, t);
-        if (!cnt || t < 0 || (size_t) t >= n) {
+    // every token of the history window, with its count
+    const struct token_map * m = &c->token_count;
+    for (size_t s = 0; s < m->cap; ++s) {
+        if (!m->used[s]) {
             continue;
         }
+        const llama_token t = m->keys[s];
+        if (t < 0 || (size_t) t >= n) {
+            continue;
+        }
+        const int32_t cnt = m->vals[s];
         // logit <= 0: logit * repeat; logit > 0: logit / repeat
         r[t]   = c->penalty_repeat;
         a[t]   = 1.0f / c->penalty_repeat - c->penalty_repeat;
-        sub[t] = (float) *cnt * c->penalty_freq + (float) (*cnt > 0) * c->penalty_present;
+        sub[t] = (float) cnt * c->penalty_freq + (float) (cnt > 0) * c->penalty_present;
     }
     ggml_backend_tensor_set(c->inp_r,   r,   0, n * sizeof(float));
     ggml_backend_tensor_set(c->inp_a,   a,   0, n * sizeof(float));
@@ -473,7 +478,7 @@ struct sampler_dry {
     struct token_map max_token_repeat;
 };
 
-static bool dry_enabled(float multiplier, float base, int32_t last_n) {
+bool llama_sampler_dry_enabled(float multiplier, float base, int32_t last_n) {
     return multiplier != 0.0f && base >= 1.0f && last_n != 0;
 }
 
@@ -510,7 +515,7 @@ static const char * dry_name(const struct llama_sampler * smpl) {
 
 static void dry_accept(struct llama_sampler * smpl, llama_token token) {
     struct sampler_dry * ctx = smpl->ctx;
-    if (!dry_enabled(ctx->dry_multiplier, ctx->dry_base, ctx->dry_penalty_last_n)) {
+    if (!llama_sampler_dry_enabled(ctx->dry_multiplier, ctx->dry_base, ctx->dry_penalty_last_n)) {
         return;
     }
     token_ring_push(&ctx->last_tokens, token);
@@ -519,7 +524,7 @@ static void dry_accept(struct llama_sampler * smpl, llama_token token) {
 static void dry_apply(struct llama_sampler * smpl, llama_token_data_array * cur_p) {
     struct sampler_dry * ctx = smpl->ctx;
 
-    if (!dry_enabled(ctx->dry_multiplier, ctx->dry_base, ctx->dry_penalty_last_n)) {
+    if (!llama_sampler_dry_enabled(ctx->dry_multiplier, ctx->dry_base, ctx->dry_penalty_last_n)) {
         return;
     }
 
@@ -703,7 +708,7 @@ struct llama_sampler * llama_sampler_init_dry_from_breakers(
     if (dry_penalty_last_n < 0) {
         dry_penalty_last_n = 0;
     }
-    if (!dry_enabled(dry_multiplier, dry_base, dry_penalty_last_n)) {
+    if (!llama_sampler_dry_enabled(dry_multiplier, dry_base, dry_penalty_last_n)) {
         return llama_sampler_init_empty("?dry");
     }
     if (n_breakers > 0 && !breakers) {

@@ -175,8 +175,8 @@ struct llama_sampler * llama_sampler_init_dry(const struct llama_vocab * vocab, 
     if (dry_penalty_last_n < 0) {
         dry_penalty_last_n = 0;
     }
-    const bool enabled = dry_multiplier != 0.0f && dry_base >= 1.0f && dry_penalty_last_n != 0;
-    if (!enabled) {
+    // checked before the vocabulary scan that building the breakers takes
+    if (!llama_sampler_dry_enabled(dry_multiplier, dry_base, dry_penalty_last_n)) {
         return llama_sampler_init_empty("?dry");
     }
 
@@ -292,6 +292,14 @@ static void infill_apply(struct llama_sampler * smpl, llama_token_data_array * c
 
     // a token whose text is a prefix of another's: merge both into the more probable one
     for (size_t i0 = 0; i0 < cur_p->size; ++i0) {
+        if (cur_p->data[i0].logit == -INFINITY) {
+            continue;
+        }
+        // i0's piece is the same for every i1: render it once
+        const int32_t len0 = infill_piece(ctx->vocab, cur_p->data[i0].id, &ctx->buf0, &ctx->cap0);
+        if (len0 <= 0) {
+            continue;
+        }
         for (size_t i1 = 0; i1 < cur_p->size; ++i1) {
             if (cur_p->data[i0].logit == -INFINITY) {
                 break;
@@ -299,10 +307,9 @@ static void infill_apply(struct llama_sampler * smpl, llama_token_data_array * c
             if (i0 == i1 || cur_p->data[i1].logit == -INFINITY) {
                 continue;
             }
-            const int32_t len0 = infill_piece(ctx->vocab, cur_p->data[i0].id, &ctx->buf0, &ctx->cap0);
             const int32_t len1 = infill_piece(ctx->vocab, cur_p->data[i1].id, &ctx->buf1, &ctx->cap1);
 
-            if (len0 > 0 && len0 <= len1 && memcmp(ctx->buf0, ctx->buf1, (size_t) len0) == 0) {
+            if (len0 <= len1 && memcmp(ctx->buf0, ctx->buf1, (size_t) len0) == 0) {
                 size_t dst = i0;
                 size_t src = i1;
                 if (cur_p->data[i1].p > cur_p->data[i0].p) {

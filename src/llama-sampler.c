@@ -208,6 +208,17 @@ void llama_token_data_array_top_k_inplace(llama_token_data_array * cur_p, size_t
     cur_p->sorted = true;
 }
 
+// the largest logit of a non-empty array: the first one when sorted
+static float token_data_max_logit(const llama_token_data_array * cur_p) {
+    float max_l = cur_p->data[0].logit;
+    if (!cur_p->sorted) {
+        for (size_t i = 1; i < cur_p->size; ++i) {
+            max_l = fmaxf(max_l, cur_p->data[i].logit);
+        }
+    }
+    return max_l;
+}
+
 void llama_sampler_softmax_impl(llama_token_data_array * cur_p, bool do_sort) {
     if (cur_p->size == 0) {
         return;
@@ -216,12 +227,7 @@ void llama_sampler_softmax_impl(llama_token_data_array * cur_p, bool do_sort) {
         llama_token_data_array_top_k_inplace(cur_p, cur_p->size);
     }
 
-    float max_l = cur_p->data[0].logit;
-    if (!cur_p->sorted) {
-        for (size_t i = 1; i < cur_p->size; ++i) {
-            max_l = fmaxf(max_l, cur_p->data[i].logit);
-        }
-    }
+    const float max_l = token_data_max_logit(cur_p);
 
     float cum_sum = 0.0f;
     for (size_t i = 0; i < cur_p->size; ++i) {
@@ -841,12 +847,7 @@ static void dist_apply(struct llama_sampler * smpl, llama_token_data_array * cur
         return;
     }
 
-    float max_l = cur_p->data[0].logit;
-    if (!cur_p->sorted) {
-        for (size_t i = 1; i < cur_p->size; ++i) {
-            max_l = fmaxf(max_l, cur_p->data[i].logit);
-        }
-    }
+    const float max_l = token_data_max_logit(cur_p);
 
     // unnormalised probabilities in float, their sum in double
     double sum_cum = 0.0;

@@ -117,6 +117,9 @@ struct llama_sampler * llama_sampler_new_owned(struct llama_sampler_i * iface, v
 void                   llama_sampler_free_ctx(struct llama_sampler * smpl);
 void                   llama_sampler_copy_state_none(const struct llama_sampler * src, struct llama_sampler * dst);
 
+// DRY does anything with these settings (a disabled DRY is the empty sampler "?dry")
+bool llama_sampler_dry_enabled(float multiplier, float base, int32_t last_n);
+
 // DRY: a sequence breaker as the head token plus the tokens that must follow it
 struct llama_sampler_dry_breaker {
     llama_token   head;

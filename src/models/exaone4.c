@@ -13,12 +13,8 @@ bool llm_build_exaone4(struct llm_graph * g) {
     struct ggml_tensor * x = llm_graph_inp_embd(g);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         const struct llama_layer * L = &g->model->layers[il];
-        struct ggml_tensor * q = llm_graph_lin(g, L->wq, L->bq, x);
-        struct ggml_tensor * k = llm_graph_lin(g, L->wk, L->bk, x);
-        struct ggml_tensor * v = llm_graph_lin(g, L->wv, L->bv, x);
-        q = ggml_reshape_3d(ctx0, q, hd, llama_hparams_n_head(hp, il), g->n_tokens);
-        k = ggml_reshape_3d(ctx0, k, hd, llama_hparams_n_head_kv(hp, il), g->n_tokens);
-        v = ggml_reshape_3d(ctx0, v, hp->n_embd_head_v, llama_hparams_n_head_kv(hp, il), g->n_tokens);
+        struct ggml_tensor * q, * k, * v;
+        llm_graph_qkv(g, il, x, &q, &k, &v);
         q = llm_graph_rms_norm(g, q, L->attn_q_norm);
         k = llm_graph_rms_norm(g, k, L->attn_k_norm);
         // the model applies RoPE on every layer unless it has a sliding window, and then only on SWA layers

@@ -14,12 +14,8 @@ bool llm_build_qwen3_common(struct llm_graph * g, bool moe) {
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         const struct llama_layer * L = &g->model->layers[il];
         struct ggml_tensor * h = llm_graph_rms_norm(g, x, L->attn_norm);
-        struct ggml_tensor * q = llm_graph_lin(g, L->wq, L->bq, h);
-        struct ggml_tensor * k = llm_graph_lin(g, L->wk, L->bk, h);
-        struct ggml_tensor * v = llm_graph_lin(g, L->wv, L->bv, h);
-        q = ggml_reshape_3d(ctx0, q, hd, llama_hparams_n_head(hp, il), g->n_tokens);
-        k = ggml_reshape_3d(ctx0, k, hd, llama_hparams_n_head_kv(hp, il), g->n_tokens);
-        v = ggml_reshape_3d(ctx0, v, hp->n_embd_head_v, llama_hparams_n_head_kv(hp, il), g->n_tokens);
+        struct ggml_tensor * q, * k, * v;
+        llm_graph_qkv(g, il, h, &q, &k, &v);
         q = llm_graph_rms_norm(g, q, L->attn_q_norm);
         k = llm_graph_rms_norm(g, k, L->attn_k_norm);
         q = llm_graph_rope(g, q, il);
