@@ -121,40 +121,26 @@ static const char * h_version(struct common_params * p, const char * v) {
     return NULL; // handled by the parser loop
 }
 
+static const char * h_threads_into(int32_t * dst, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
+        return arg_errorf("invalid thread count '%s' (expected 1..%d, or -1 for the default)", v, GGML_MAX_N_THREADS);
+    }
+    *dst = (int32_t) n;
+    return NULL;
+}
+
 static const char * h_threads(struct common_params * p, const char * v) {
-    long long n;
-    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
-        return arg_errorf("invalid thread count '%s' (expected 1..%d, or -1 for the default)", v, GGML_MAX_N_THREADS);
-    }
-    p->cpuparams.n_threads = (int32_t) n;
-    return NULL;
+    return h_threads_into(&p->cpuparams.n_threads, v);
 }
-
 static const char * h_threads_batch(struct common_params * p, const char * v) {
-    long long n;
-    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
-        return arg_errorf("invalid thread count '%s' (expected 1..%d, or -1 for the default)", v, GGML_MAX_N_THREADS);
-    }
-    p->cpuparams_batch.n_threads = (int32_t) n;
-    return NULL;
+    return h_threads_into(&p->cpuparams_batch.n_threads, v);
 }
-
 static const char * h_threads_draft(struct common_params * p, const char * v) {
-    long long n;
-    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
-        return arg_errorf("invalid thread count '%s'", v);
-    }
-    p->speculative.draft.cpuparams.n_threads = (int32_t) n;
-    return NULL;
+    return h_threads_into(&p->speculative.draft.cpuparams.n_threads, v);
 }
-
 static const char * h_threads_batch_draft(struct common_params * p, const char * v) {
-    long long n;
-    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > GGML_MAX_N_THREADS) {
-        return arg_errorf("invalid thread count '%s'", v);
-    }
-    p->speculative.draft.cpuparams_batch.n_threads = (int32_t) n;
-    return NULL;
+    return h_threads_into(&p->speculative.draft.cpuparams_batch.n_threads, v);
 }
 
 static const char * h_file(struct common_params * p, const char * v) {
@@ -319,12 +305,6 @@ static const char * h_no_perf(struct common_params * p, const char * v) {
     return NULL;
 }
 
-static const char * h_escape(struct common_params * p, const char * v) {
-    (void) v;
-    p->escape = true;
-    return NULL;
-}
-
 static const char * h_cnv(struct common_params * p, const char * v) {
     (void) v;
     p->conversation_mode = COMMON_CONVERSATION_MODE_ENABLED;
@@ -383,12 +363,6 @@ static const char * h_log_prefix(struct common_params * p, const char * v) {
 static const char * h_log_timestamps(struct common_params * p, const char * v) {
     (void) p; (void) v;
     common_log_set_timestamps(true);
-    return NULL;
-}
-
-static const char * h_ignore_eos(struct common_params * p, const char * v) {
-    (void) v;
-    p->sampling.ignore_eos = true;
     return NULL;
 }
 
@@ -643,12 +617,6 @@ static const char * h_parallel(struct common_params * p, const char * v) {
     return NULL;
 }
 
-static const char * h_ctx_shift(struct common_params * p, const char * v) {
-    (void) v;
-    p->ctx_shift = true;
-    return NULL;
-}
-
 //
 // the table
 //
@@ -680,7 +648,7 @@ static const struct common_arg k_args[] = {
     { {"--keep", NULL}, "N", "number of tokens to keep from the initial prompt (default: 0, -1 = all)",
       NULL, 0, ARG_INT, OFF(n_keep), -1, INT32_MAX, NULL, GROUP_COMMON, 0 },
     { {"--context-shift", NULL}, NULL, "enable context shift on infinite text generation (default: disabled)",
-      "LLAMA_ARG_CONTEXT_SHIFT", 0, ARG_FN0, 0, NO_RANGE, h_ctx_shift, GROUP_COMMON, 0 },
+      "LLAMA_ARG_CONTEXT_SHIFT", 0, ARG_TRUE, OFF(ctx_shift), NO_RANGE, NULL, GROUP_COMMON, 0 },
     { {"--no-context-shift", NULL}, NULL, "disable context shift on infinite text generation (default)",
       "LLAMA_ARG_NO_CONTEXT_SHIFT", 0, ARG_FALSE, OFF(ctx_shift), NO_RANGE, NULL, GROUP_COMMON, 0 },
     { {"-fa", "--flash-attn", NULL}, "[on|off|auto]", "set Flash Attention use (default: auto)",
@@ -696,7 +664,7 @@ static const struct common_arg k_args[] = {
     { {"-f", "--file", NULL}, "FNAME", "a file containing the prompt (default: none)",
       NULL, 0, ARG_FN, 0, NO_RANGE, h_file, GROUP_COMMON, 0 },
     { {"-e", "--escape", NULL}, NULL, "process escape sequences (\\n, \\r, \\t, \\', \\\", \\\\) (default: true)",
-      NULL, 0, ARG_FN0, 0, NO_RANGE, h_escape, GROUP_COMMON, 0 },
+      NULL, 0, ARG_TRUE, OFF(escape), NO_RANGE, NULL, GROUP_COMMON, 0 },
     { {"--no-escape", NULL}, NULL, "do not process escape sequences",
       NULL, 0, ARG_FALSE, OFF(escape), NO_RANGE, NULL, GROUP_COMMON, 0 },
     { {"-sp", "--special", NULL}, NULL, "special tokens output enabled (default: false)",
@@ -806,7 +774,7 @@ static const struct common_arg k_args[] = {
     { {"-s", "--seed", NULL}, "SEED", "RNG seed (default: -1, use random seed for -1)",
       NULL, 0, ARG_FN, 0, NO_RANGE, h_seed, GROUP_SAMPLING, 0 },
     { {"--ignore-eos", NULL}, NULL, "ignore end of stream token and continue generating",
-      NULL, 0, ARG_FN0, 0, NO_RANGE, h_ignore_eos, GROUP_SAMPLING, 0 },
+      NULL, 0, ARG_TRUE, OFF(sampling.ignore_eos), NO_RANGE, NULL, GROUP_SAMPLING, 0 },
     { {"--temp", "--temperature", NULL}, "N", "temperature (default: 0.80)",
       NULL, 0, ARG_FN, 0, NO_RANGE, h_temp, GROUP_SAMPLING, COMMON_PARAMS_SAMPLING_CONFIG_TEMP },
     { {"--top-k", NULL}, "N", "top-k sampling (default: 40, 0 = disabled)",

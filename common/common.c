@@ -19,7 +19,7 @@ int32_t common_cpu_get_num_physical_cores(void) {
     int n_cores = 0;
     if (f) {
         enum { MAX_PAIRS = 4096 };
-        static int pairs[MAX_PAIRS][2];
+        int pairs[MAX_PAIRS][2]; // 32 KiB; local so that concurrent callers do not share it
         int n_pairs = 0;
         int phys = 0;
         int core = -1;

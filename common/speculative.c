@@ -98,7 +98,6 @@ struct common_speculative {
     struct common_params_speculative params; // shallow: only the scalar members are used
     struct llama_context * ctx_tgt;
     struct llama_context * ctx_dft;  // NULL: n-gram drafting only
-    bool use_ngram;
 
     struct llama_batch batch;        // draft-model batch
     int32_t n_batch;
@@ -151,7 +150,6 @@ struct common_speculative * common_speculative_init(const struct common_params_s
     s->params    = *params;
     s->ctx_tgt   = ctx_tgt;
     s->ctx_dft   = want_draft ? ctx_dft : NULL;
-    s->use_ngram = want_ngram;
     if (s->ctx_dft) {
         s->n_batch = (int32_t) llama_n_batch(ctx_dft);
         s->batch   = llama_batch_init(s->n_batch, 0, 1);

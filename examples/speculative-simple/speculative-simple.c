@@ -63,6 +63,8 @@ int main(int argc, char ** argv) {
     llama_token * prompt_tgt = NULL;
     llama_token * out_ids = NULL;
     llama_token * draft = NULL;
+    llama_token * ids = NULL;  // the tokens accepted in one step
+    int * idxs = NULL;         // output index of each verified position: 0, 1, ..., n_draft_max
     int32_t n_prompt_tgt = 0, cap_prompt_tgt = 0, n_out = 0, cap_out = 0;
     struct llama_batch batch_tgt = { 0 };
     bool batch_ok = false;
@@ -138,11 +140,9 @@ int main(int argc, char ** argv) {
     batch_tgt = llama_batch_init(lim.per_seq > 1 ? lim.per_seq : 1, 0, 1);
     batch_ok = batch_tgt.token != NULL;
     draft = malloc((size_t) (n_draft_max + 1) * sizeof(*draft));
-    llama_token * ids = malloc((size_t) (n_draft_max + 1) * sizeof(*ids));
-    int * idxs = malloc((size_t) (n_draft_max + 1) * sizeof(*idxs));
+    ids = malloc((size_t) (n_draft_max + 1) * sizeof(*ids));
+    idxs = malloc((size_t) (n_draft_max + 1) * sizeof(*idxs));
     if (!batch_ok || !draft || !ids || !idxs) {
-        free(ids);
-        free(idxs);
         LOG_ERR("%s: out of memory\n", __func__);
         goto done;
     }
@@ -166,15 +166,11 @@ int main(int argc, char ** argv) {
         }
         if (llama_decode(ctx_tgt, batch_tgt) != 0) {
             LOG_ERR("%s: target decode failed\n", __func__);
-            free(ids);
-            free(idxs);
             goto done;
         }
         const size_t n_ids = common_sampler_sample_and_accept_n(smpl, ctx_tgt, idxs, draft, (size_t) n_draft, ids, true);
         if (n_ids == 0) {
             LOG_ERR("%s: sampling failed\n", __func__);
-            free(ids);
-            free(idxs);
             goto done;
         }
         n_steps++;
@@ -183,14 +179,10 @@ int main(int argc, char ** argv) {
         common_speculative_accept(spec, (int32_t) n_ids - 1);
         if (!push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, &id_last, 1) ||
             !push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, ids, (int32_t) n_ids - 1)) {
-            free(ids);
-            free(idxs);
             goto done;
         }
         for (size_t i = 0; i < n_ids && n_out < n_predict; i++) {
             if (!push_tokens(&out_ids, &n_out, &cap_out, &ids[i], 1)) {
-                free(ids);
-                free(idxs);
                 goto done;
             }
             if (llama_vocab_is_eog(vocab, ids[i])) {
@@ -209,8 +201,6 @@ int main(int argc, char ** argv) {
         llama_memory_seq_rm(llama_get_memory(ctx_tgt), 0, n_past, -1);
     }
     const int64_t t_dec_end = llama_time_us();
-    free(ids);
-    free(idxs);
     LOG("\n\n");
 
     const double t_enc = (double) (t_enc_end - t_enc_start) / 1e6;
@@ -239,6 +229,8 @@ done:
         llama_batch_free(batch_tgt);
     }
     free(draft);
+    free(ids);
+    free(idxs);
     free(out_ids);
     free(prompt_tgt);
     free(inp);

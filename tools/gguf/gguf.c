@@ -3,6 +3,7 @@
 
 #include "ggml.h"
 #include "gguf.h"
+#include "server-json.h" // sj_string_lossy, shared with llama-server
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -152,45 +153,7 @@ static void print_text(const struct gguf_context * ctx, struct ggml_context * gc
 
 // JSON strings must be valid UTF-8; metadata strings need not be, so bad bytes become U+FFFD
 static json_t * json_str_lossy(const char * s) {
-    json_t * j = json_string(s);
-    if (j) {
-        return j;
-    }
-    const size_t n = strlen(s);
-    char * out = malloc(n * 3 + 1);
-    if (!out) {
-        return json_null();
-    }
-    size_t o = 0;
-    const unsigned char * p = (const unsigned char *) s;
-    for (size_t i = 0; i < n;) {
-        size_t len = p[i] < 0x80 ? 1 : (p[i] & 0xE0) == 0xC0 ? 2 : (p[i] & 0xF0) == 0xE0 ? 3 : (p[i] & 0xF8) == 0xF0 ? 4 : 0;
-        bool ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) {
-            ok = (p[i + k] & 0xC0) == 0x80;
-        }
-        if (ok) {
-            // let jansson judge overlongs/surrogates: test the sequence alone
-            char tmp[5] = {0};
-            memcpy(tmp, p + i, len);
-            json_t * probe = json_string(tmp);
-            ok = probe != NULL;
-            json_decref(probe);
-        }
-        if (ok) {
-            memcpy(out + o, p + i, len);
-            o += len;
-            i += len;
-        } else {
-            memcpy(out + o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            i += 1;
-        }
-    }
-    out[o] = '\0';
-    j = json_string(out);
-    free(out);
-    return j ? j : json_null();
+    return sj_string_lossy(s, s ? strlen(s) : 0);
 }
 
 static json_t * json_real_safe(double v) {

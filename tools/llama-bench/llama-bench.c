@@ -585,30 +585,14 @@ static const char * get_backend(void) {
     return buf[0] ? buf : "CPU";
 }
 
-static const char * get_cpu_info(void) {
+// descriptions of the devices of type a or b, comma-separated (static buffer)
+static const char * dev_descriptions(enum ggml_backend_dev_type a, enum ggml_backend_dev_type b) {
     static char buf[512];
     buf[0] = '\0';
     for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
         ggml_backend_dev_t dev = ggml_backend_dev_get(i);
         const enum ggml_backend_dev_type t = ggml_backend_dev_type(dev);
-        if (t == GGML_BACKEND_DEVICE_TYPE_CPU || t == GGML_BACKEND_DEVICE_TYPE_ACCEL) {
-            const char * d = ggml_backend_dev_description(dev);
-            if (buf[0]) {
-                strncat(buf, ", ", sizeof(buf) - strlen(buf) - 1);
-            }
-            strncat(buf, d ? d : "", sizeof(buf) - strlen(buf) - 1);
-        }
-    }
-    return buf;
-}
-
-static const char * get_gpu_info(void) {
-    static char buf[512];
-    buf[0] = '\0';
-    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
-        ggml_backend_dev_t dev = ggml_backend_dev_get(i);
-        const enum ggml_backend_dev_type t = ggml_backend_dev_type(dev);
-        if (t == GGML_BACKEND_DEVICE_TYPE_GPU || t == GGML_BACKEND_DEVICE_TYPE_IGPU) {
+        if (t == a || t == b) {
             const char * d = ggml_backend_dev_description(dev);
             if (buf[0]) {
                 strncat(buf, ", ", sizeof(buf) - strlen(buf) - 1);
@@ -670,9 +654,9 @@ static void field_value(const struct test_result * t, int i, char * buf, size_t 
     } else if (strcmp(f, "build_number") == 0) {
         snprintf(buf, n, "%d", LLAMA_C_BUILD_NUMBER);
     } else if (strcmp(f, "cpu_info") == 0) {
-        snprintf(buf, n, "%s", get_cpu_info());
+        snprintf(buf, n, "%s", dev_descriptions(GGML_BACKEND_DEVICE_TYPE_CPU, GGML_BACKEND_DEVICE_TYPE_ACCEL));
     } else if (strcmp(f, "gpu_info") == 0) {
-        snprintf(buf, n, "%s", get_gpu_info());
+        snprintf(buf, n, "%s", dev_descriptions(GGML_BACKEND_DEVICE_TYPE_GPU, GGML_BACKEND_DEVICE_TYPE_IGPU));
     } else if (strcmp(f, "backends") == 0) {
         snprintf(buf, n, "%s", get_backend());
     } else if (strcmp(f, "model_filename") == 0) {

@@ -11,6 +11,7 @@
 #include "server-queue.h"
 #include "server-task.h"
 
+#include "common.h"
 #include "llama.h"
 
 #include <errno.h>
@@ -466,28 +467,8 @@ static json_t * parse_body(const struct server_http_req * req, struct server_htt
 // the piece of a token with special tokens rendered (llama.cpp's common_token_to_piece(..., true));
 // malloc'd, *len its length
 static char * token_piece(const struct llama_vocab * vocab, llama_token tok, size_t * len) {
-    char small[64];
-    int32_t n = llama_token_to_piece(vocab, tok, small, (int32_t) sizeof(small), 0, true);
-    char * out;
-    if (n >= 0) {
-        out = malloc((size_t) n + 1);
-        if (out) {
-            memcpy(out, small, (size_t) n);
-        }
-    } else {
-        const int32_t need = -n;
-        out = malloc((size_t) need + 1);
-        if (out) {
-            n = llama_token_to_piece(vocab, tok, out, need, 0, true);
-            if (n < 0) {
-                n = 0;
-            }
-        }
-    }
-    if (!out) {
-        return NULL;
-    }
-    out[n] = '\0';
+    int32_t n = 0;
+    char * out = common_token_to_piece(vocab, tok, true, &n);
     *len = (size_t) n;
     return out;
 }
@@ -495,32 +476,12 @@ static char * token_piece(const struct llama_vocab * vocab, llama_token tok, siz
 // tokenize text[0..len); returns the count (>= 0) with *out malloc'd, or -1
 static int tokenize_text(const struct llama_vocab * vocab, const char * text, size_t len, bool add_special,
                          bool parse_special, llama_token ** out) {
-    *out = NULL;
-    if (len > INT32_MAX - 8) {
+    int32_t n = 0;
+    if (len > INT32_MAX) {
+        *out = NULL;
         return -1;
     }
-    int32_t cap = (int32_t) len + 4;
-    llama_token * toks = malloc((size_t) cap * sizeof(llama_token));
-    if (!toks) {
-        return -1;
-    }
-    int32_t n = llama_tokenize(vocab, text, (int32_t) len, toks, cap, add_special, parse_special);
-    if (n < 0 && n != INT32_MIN) {
-        cap = -n;
-        llama_token * nt = realloc(toks, (size_t) cap * sizeof(llama_token));
-        if (!nt) {
-            free(toks);
-            return -1;
-        }
-        toks = nt;
-        n = llama_tokenize(vocab, text, (int32_t) len, toks, cap, add_special, parse_special);
-    }
-    if (n < 0) {
-        free(toks);
-        return -1;
-    }
-    *out = toks;
-    return n;
+    return common_tokenize(vocab, text, (int32_t) len, add_special, parse_special, out, &n) ? n : -1;
 }
 
 struct token_vec {
@@ -985,6 +946,38 @@ static void handle_apply_template(const struct server_http_req * req, struct ser
     res_err(res, "chat templates are not available in this build", ERROR_TYPE_NOT_SUPPORTED);
 }
 
+// posts t to the inference thread and waits for it (the caller's reference is released): its result, with
+// its status in *status; NULL (response set) when the server is shutting down
+static json_t * run_task(struct server_context * sc, struct server_task * t, int * status,
+                         struct server_http_res * res) {
+    server_queue_post(&sc->queue, t); // on failure the task is completed without a result
+    json_t * out = NULL;
+    if (server_task_wait(t)) {
+        *status = t->status;
+        out = server_task_take_result(t);
+    } else {
+        res_err(res, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
+    }
+    server_task_release(t);
+    return out;
+}
+
+// run_task, then the result as the JSON response with the task's status
+static void respond_task(struct server_context * sc, struct server_task * t, struct server_http_res * res) {
+    int status = 200;
+    json_t * r = run_task(sc, t, &status, res);
+    if (!r) {
+        return;
+    }
+    char * out = sj_dumps(r);
+    json_decref(r);
+    if (!out) {
+        res_err(res, "out of memory", ERROR_TYPE_SERVER);
+        return;
+    }
+    server_http_res_take_body(res, status, out);
+}
+
 // post a METRICS task and wait for the inference thread's snapshot; NULL (response set) on failure
 static json_t * fetch_metrics(struct server_context * sc, bool reset_bucket, struct server_http_res * res) {
     struct server_task * t = server_task_new(SERVER_TASK_TYPE_METRICS);
@@ -993,15 +986,8 @@ static json_t * fetch_metrics(struct server_context * sc, bool reset_bucket, str
         return NULL;
     }
     t->reset_bucket = reset_bucket;
-    server_queue_post(&sc->queue, t);
-    json_t * out = NULL;
-    if (server_task_wait(t)) {
-        out = server_task_take_result(t);
-    } else {
-        res_err(res, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
-    }
-    server_task_release(t);
-    return out;
+    int status = 200;
+    return run_task(sc, t, &status, res);
 }
 
 static void handle_slots(const struct server_http_req * req, struct server_http_res * res, void * ud) {
@@ -1214,6 +1200,22 @@ static bool read_slot_params(const json_t * body, int mode, int n_vocab, struct 
     return true;
 }
 
+static bool bias_push(llama_logit_bias ** out, int * n, int * cap, llama_token tok, float bias) {
+    if (*n == *cap) {
+        const int nc = *cap ? *cap * 2 : 16;
+        llama_logit_bias * nb = realloc(*out, (size_t) nc * sizeof(**out));
+        if (!nb) {
+            return false;
+        }
+        *out = nb;
+        *cap = nc;
+    }
+    (*out)[*n].token = tok;
+    (*out)[*n].bias  = bias;
+    (*n)++;
+    return true;
+}
+
 // one logit_bias entry: token id (or a string whose tokens all get the bias) and a number or false (= -inf)
 static bool add_bias(const struct llama_vocab * vocab, int n_vocab, const json_t * key, const json_t * val,
                      llama_logit_bias ** out, int * n, int * cap) {
@@ -1242,25 +1244,14 @@ static bool add_bias(const struct llama_vocab * vocab, int n_vocab, const json_t
             return false;
         }
     }
-    for (int i = 0; i < nt; i++) {
-        if (*n == *cap) {
-            const int nc = *cap ? *cap * 2 : 16;
-            llama_logit_bias * nb = realloc(*out, (size_t) nc * sizeof(**out));
-            if (!nb) {
-                if (toks != &one) free(toks);
-                return false;
-            }
-            *out = nb;
-            *cap = nc;
-        }
-        (*out)[*n].token = toks[i];
-        (*out)[*n].bias  = bias;
-        (*n)++;
+    bool ok = true;
+    for (int i = 0; ok && i < nt; i++) {
+        ok = bias_push(out, n, cap, toks[i], bias);
     }
     if (toks != &one) {
         free(toks);
     }
-    return true;
+    return ok;
 }
 
 // the per-request chain (llama.cpp's default order: penalties, top_k, typ_p, top_p, min_p, temperature, dist);
@@ -1296,24 +1287,22 @@ static struct llama_sampler * build_sampler(const struct server_context * sc, co
             }
         }
     }
-    if (nb > 0) {
-        llama_sampler_chain_add(ch, llama_sampler_init_logit_bias(n_vocab, nb, biases));
-    }
-    free(biases);
     if (p->ignore_eos) {
         // as llama.cpp: ignore_eos is a -inf bias on every end-of-generation token
         for (llama_token t = 0; t < n_vocab; t++) {
             if (llama_vocab_is_eog(sc->vocab, t)) {
-                const llama_logit_bias b = { t, -INFINITY };
-                llama_sampler_chain_add(ch, llama_sampler_init_logit_bias(n_vocab, 1, &b));
+                bias_push(&biases, &nb, &cb, t, -INFINITY);
             }
         }
     }
+    if (nb > 0) {
+        llama_sampler_chain_add(ch, llama_sampler_init_logit_bias(n_vocab, nb, biases));
+    }
+    free(biases);
     static const char * const def_order[] = { "penalties", "top_k", "typ_p", "top_p", "min_p", "temperature" };
     const json_t * smp = json_object_get(body, "samplers");
     const size_t n_order = json_is_array(smp) ? json_array_size(smp) : sizeof(def_order) / sizeof(def_order[0]);
     const size_t min_keep = (size_t) (p->min_keep > 0 ? p->min_keep : 0);
-    bool temp_done = false;
     for (size_t i = 0; i < n_order; i++) {
         const char * name = json_is_array(smp) ? json_string_value(json_array_get(smp, i)) : def_order[i];
         if (!name) {
@@ -1333,19 +1322,13 @@ static struct llama_sampler * build_sampler(const struct server_context * sc, co
         } else if (strcmp(name, "temperature") == 0 && p->temperature > 0.0f) {
             llama_sampler_chain_add(ch, llama_sampler_init_temp_ext(p->temperature, p->dynatemp_range,
                                                                     p->dynatemp_exponent));
-            temp_done = true;
         }
     }
-    // temperature <= 0 is greedy decoding
-    llama_sampler_chain_add(ch, (p->temperature > 0.0f && temp_done) ? llama_sampler_init_dist(p->seed)
-                                                                      : llama_sampler_init_greedy());
+    // temperature <= 0 is greedy decoding; otherwise dist draws, also when "samplers" leaves temperature out
+    // (as llama.cpp's chain, which always ends with dist)
+    llama_sampler_chain_add(ch, p->temperature > 0.0f ? llama_sampler_init_dist(p->seed) : llama_sampler_init_greedy());
     return ch;
 }
-
-struct sbuf {
-    char * s;
-    size_t n, cap;
-};
 
 static bool sb_add(char ** s, size_t * n, size_t * cap, const char * d, size_t len) {
     if (len + 1 > *cap - *n || !*s) {
@@ -1499,27 +1482,11 @@ static void handle_completion_mode(const struct server_http_req * req, struct se
         res->stream       = s;
         res->content_type = "text/event-stream";
         t->stream         = s; // the producer's reference travels with the task
-        if (!server_queue_post(&sc->queue, t)) {
-            // the queue dropped its reference (which ended the stream)
-        }
+        server_queue_post(&sc->queue, t); // on failure the queue dropped its reference (which ended the stream)
         server_task_release(t);
         return;
     }
-    if (!server_queue_post(&sc->queue, t) || !server_task_wait(t)) {
-        server_task_release(t);
-        res_err(res, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
-        return;
-    }
-    const int status = t->status;
-    json_t * r = server_task_take_result(t);
-    server_task_release(t);
-    char * out = r ? sj_dumps(r) : NULL;
-    json_decref(r);
-    if (!out) {
-        res_err(res, "out of memory", ERROR_TYPE_SERVER);
-        return;
-    }
-    server_http_res_take_body(res, status, out);
+    respond_task(sc, t, res);
 }
 
 static void handle_completion(const struct server_http_req * req, struct server_http_res * res, void * ud) {
@@ -2214,21 +2181,7 @@ static void handle_embeddings_mode(const struct server_http_req * req, struct se
     }
     json_object_set_new(body, "__oai", json_boolean(oai));
     t->data = body;
-    if (!server_queue_post(&sc->queue, t) || !server_task_wait(t)) {
-        server_task_release(t);
-        res_err(res, "the server is shutting down", ERROR_TYPE_UNAVAILABLE);
-        return;
-    }
-    const int status = t->status;
-    json_t * r = server_task_take_result(t);
-    server_task_release(t);
-    char * out = r ? sj_dumps(r) : NULL;
-    json_decref(r);
-    if (!out) {
-        res_err(res, "out of memory", ERROR_TYPE_SERVER);
-        return;
-    }
-    server_http_res_take_body(res, status, out);
+    respond_task(sc, t, res);
 }
 
 static void handle_embedding(const struct server_http_req * req, struct server_http_res * res, void * ud) {
