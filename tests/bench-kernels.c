@@ -20,15 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define NE0 4096
 #define NE1 4096
 
 static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+    return 1e-6 * (double) ggml_time_us();
 }
 
 // ---- a minimal persistent thread team: thread 0 is the caller, the others spin on a generation counter -----

@@ -9,12 +9,9 @@
 #include "llama-vocab.h"
 
 #include <stdint.h>
-#include <time.h>
 
 static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+    return 1e-6 * (double) ggml_time_us();
 }
 
 int main(int argc, char ** argv) {

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,22 @@ static int th_n_skipped = 0;
             fputc('\n', stderr);                                              \
         }                                                                     \
     } while (0)
+
+// deterministic random numbers, the same stream on every platform: one step of xorshift64 (13/7/17) and of
+// xorshift64* (12/25/27, multiplied output); *s must not be 0
+static inline uint64_t th_xorshift64(uint64_t * s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static inline uint64_t th_xorshift64star(uint64_t * s) {
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545f4914f6cdd1dull;
+}
 
 static inline const char * th_data_dir(void) {
     const char * d = getenv("LLAMA_TEST_DATA");

@@ -3,11 +3,11 @@ if (TARGET llama-server)
     find_package(Python3 COMPONENTS Interpreter)
     if (Python3_FOUND)
         add_test(NAME test-server
-                 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server.py
+                 COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server.py
                          --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
         set_tests_properties(test-server PROPERTIES LABELS server TIMEOUT 600)
         add_test(NAME test-server-completion
-                 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_completion.py
+                 COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_completion.py
                          --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
         set_tests_properties(test-server-completion PROPERTIES LABELS server TIMEOUT 600)
     endif()

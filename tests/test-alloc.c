@@ -27,10 +27,7 @@ static struct ggml_context * new_ctx(size_t n_tensors) {
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint32_t rng_next(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t) (rng_state >> 16);
+    return (uint32_t) (th_xorshift64(&rng_state) >> 16);
 }
 static float rng_float(void) { // [-1, 1)
     return (float) ((double) (rng_next() & 0xffffff) / 8388608.0 - 1.0);

@@ -17,12 +17,12 @@
 #include "ggml-cpu/ggml-cpu-kernels.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 // ---- random numbers --------------------------------------------------------------------------------------
 
@@ -31,10 +31,7 @@ static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static void rng_seed(uint64_t s) { g_rng = s * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; }
 
 static uint64_t rng_next(void) {
-    g_rng ^= g_rng << 13;
-    g_rng ^= g_rng >> 7;
-    g_rng ^= g_rng << 17;
-    return g_rng;
+    return th_xorshift64(&g_rng);
 }
 
 static float rng_uniform(float lo, float hi) {
@@ -1395,49 +1392,29 @@ static void test_graph_api(void) {
 
 // ---- llama.cpp kernel checks (reference/synthetic/kernels) -------------------------------------------------
 
-// value of "key": "..." (string) or "key": [a, b] at or after p; NULL when absent
-static const char * json_find(const char * p, const char * key) {
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\"%s\"", key);
-    const char * q = strstr(p, pat);
-    if (!q) return NULL;
-    q += strlen(pat);
-    while (*q == ' ' || *q == ':') q++;
-    return q;
-}
-
-static void json_str(const char * v, char * out, size_t n) {
-    out[0] = '\0';
-    if (!v || *v != '"') return;
-    v++;
-    size_t i = 0;
-    while (*v && *v != '"' && i + 1 < n) out[i++] = *v++;
-    out[i] = '\0';
-}
-
-static void * read_all(const char * path, size_t * n) {
-    return th_read_file(path, n);
-}
-
 static void test_kernel_checks(void) {
     const char * index_path = th_data_path("reference/synthetic/index.json");
     if (!th_require_file(index_path)) {
         return;
     }
-    size_t n = 0;
-    char * js = read_all(index_path, &n);
-    TH_CHECK(js != NULL, "read %s", index_path);
-    if (!js) return;
-    const char * p = strstr(js, "\"kernel_checks\"");
-    TH_CHECK(p != NULL, "kernel_checks in index.json");
+    json_error_t jerr;
+    json_t * index = json_load_file(index_path, 0, &jerr);
+    TH_CHECK(index != NULL, "parse %s: %s", index_path, jerr.text);
+    if (!index) return;
+    json_t * checks = json_object_get(index, "kernel_checks");
+    TH_CHECK(json_is_array(checks), "kernel_checks in index.json");
     int n_checked = 0;
-    while (p && (p = json_find(p, "source_file")) != NULL) {
-        char src[256], tensor[128], xfile[256], mvfile[256];
-        json_str(p, src, sizeof(src));
-        json_str(json_find(p, "tensor"), tensor, sizeof(tensor));
-        json_str(json_find(p, "x_file"), xfile, sizeof(xfile));
-        json_str(json_find(p, "matvec_file"), mvfile, sizeof(mvfile));
-        p++;
+    size_t ic;
+    json_t * c;
+    json_array_foreach(checks, ic, c) {
+        const char * src    = json_string_value(json_object_get(c, "source_file"));
+        const char * tensor = json_string_value(json_object_get(c, "tensor"));
+        const char * xfile  = json_string_value(json_object_get(c, "x_file"));
+        const char * mvfile = json_string_value(json_object_get(c, "matvec_file"));
+        if (!src || !tensor || !xfile || !mvfile) {
+            TH_CHECK(false, "kernel_checks[%zu] has source_file/tensor/x_file/matvec_file", ic);
+            continue;
+        }
 
         const char * model_path = th_data_path("models/synthetic/%s", src);
         if (!th_require_file(model_path)) continue;
@@ -1453,8 +1430,8 @@ static void test_kernel_checks(void) {
         gguf_free(g);
 
         size_t nx = 0, nmv = 0;
-        float * x  = read_all(th_data_path("reference/synthetic/%s", xfile), &nx);
-        float * mv = read_all(th_data_path("reference/synthetic/%s", mvfile), &nmv);
+        float * x  = th_read_file(th_data_path("reference/synthetic/%s", xfile), &nx);
+        float * mv = th_read_file(th_data_path("reference/synthetic/%s", mvfile), &nmv);
         TH_CHECK(x && mv, "read %s / %s", xfile, mvfile);
         if (!x || !mv) { free(x); free(mv); continue; }
         const int64_t ne0 = (int64_t) (nx / sizeof(float));
@@ -1487,15 +1464,13 @@ static void test_kernel_checks(void) {
     }
     TH_CHECK(n_checked > 0, "no kernel checks found");
     printf("kernel checks against llama.cpp mat-vec results: %d\n", n_checked);
-    free(js);
+    json_decref(index);
 }
 
 // ---- perf ------------------------------------------------------------------------------------------------
 
 static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+    return 1e-6 * (double) ggml_time_us();
 }
 
 // reads this thread's slice of a buffer (a custom op, so the read runs on the same pool and threads as the matmuls)

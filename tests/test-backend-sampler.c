@@ -6,6 +6,7 @@
 // usage: test-backend-sampler [--model PATH] [--test NAME]...   (default model: models/kjv/kjv-target-f32.gguf)
 #include "harness.h"
 
+#include "common.h"
 #include "llama.h"
 #include "sampling.h"
 
@@ -99,12 +100,7 @@ static struct llama_context * make_ctx(struct llama_sampler_seq_config * configs
 }
 
 static void batch_add(struct llama_batch * b, llama_token tok, llama_pos pos, llama_seq_id seq, bool out) {
-    const int i = b->n_tokens++;
-    b->token[i] = tok;
-    b->pos[i] = pos;
-    b->n_seq_id[i] = 1;
-    b->seq_id[i][0] = seq;
-    b->logits[i] = out;
+    common_batch_add(b, tok, pos, &seq, 1, out);
 }
 
 static struct llama_sampler * chain_new(void) {

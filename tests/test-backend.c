@@ -25,10 +25,7 @@ static struct ggml_context * new_ctx(size_t n_tensors) {
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static float rng_float(void) { // [-1, 1)
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (float) ((double) ((rng_state >> 20) & 0xffffff) / 8388608.0 - 1.0);
+    return (float) ((double) ((th_xorshift64(&rng_state) >> 20) & 0xffffff) / 8388608.0 - 1.0);
 }
 
 static bool close_to(double got, double want, double tol) {

@@ -3,7 +3,7 @@
 // non-zero and leave the memory untouched), out-of-range output indices, memory operations with odd arguments,
 // and truncated / corrupted model files. After every bad call the context must still decode and give the same
 // logits as a fresh context does for the same tokens.
-#include "harness.h"
+#include "harness-ggml.h"
 
 #include "llama.h"
 
@@ -13,12 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void quiet_log(enum ggml_log_level level, const char * text, void * ud) {
-    (void) ud;
-    (void) level;
-    (void) text;
-}
 
 #define N_CTX   64
 #define N_BATCH 32
@@ -387,7 +381,7 @@ static void test_corrupt_files(const char * path) {
 }
 
 int main(void) {
-    llama_log_set(quiet_log, NULL);
+    llama_log_set(th_log_silent, NULL);
     llama_backend_init();
     const char * path = th_data_path("models/stories260K-f32.gguf");
     if (!th_require_file(path)) {

@@ -2,7 +2,7 @@
 // F32 KV cache): 4 sequences in one batch, seq_rm + re-decode, seq_cp prefix sharing, seq_add context shift
 // (K re-rotation), output bookkeeping, batch validation errors, full-cache return code, state save/load
 // (memory, files, one sequence), parameter resolution; then the kjv greedy completions of llama.cpp.
-#include "harness.h"
+#include "harness-ggml.h"
 
 #include "llama.h"
 #include "gguf.h"
@@ -19,12 +19,6 @@
 static const llama_token SEQ_A[51] = { 1, 482, 82, 508, 499, 496, 482, 120, 488, 114, 508, 267, 482, 119, 108, 112,
     496, 47, 482, 119, 500, 496, 502, 496, 269, 501, 118, 267, 482, 111, 108, 119, 119, 111, 496, 263, 108, 502,
     111, 482, 508, 501, 112, 496, 497, 482, 79, 108, 111, 124, 49 };
-
-static void quiet_log(enum ggml_log_level level, const char * text, void * ud) {
-    (void) ud;
-    (void) level;
-    (void) text;
-}
 
 static uint32_t g_n_ubatch = 512;
 
@@ -596,7 +590,7 @@ static void test_kjv(void) {
 }
 
 int main(void) {
-    llama_log_set(quiet_log, NULL);
+    llama_log_set(th_log_silent, NULL);
     llama_backend_init();
     const char * path = th_data_path("models/synthetic/llama-F32.gguf");
     if (th_require_file(path)) {

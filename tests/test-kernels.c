@@ -8,7 +8,7 @@
 //     float operations are the same; 1e-5 of sum|x_i*y_i| otherwise), and the scalar path equals a double
 //     precision dot product of the dequantized rows (dequantized by ggml-quants.c, not by the kernels);
 //  4. the batched vec_dot_mc gives, column by column, exactly what vec_dot gives.
-#include "harness.h"
+#include "harness-ggml.h"
 
 #include "ggml-common.h"
 #include "ggml-cpu/ggml-cpu-kernels.h"
@@ -24,11 +24,7 @@
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rng_u64(void) {
-    // xorshift64*: deterministic across platforms
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
+    return th_xorshift64star(&rng_state);
 }
 
 static float rng_uniform(void) { // [0, 1)
@@ -43,16 +39,6 @@ static float rng_normal(void) {
 
 static uint16_t f16_bits(float f) {
     return ggml_fp32_to_fp16(f);
-}
-
-static enum ggml_type type_from_name(const char * name) {
-    for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
-        const char * tn = ggml_type_name((enum ggml_type) t);
-        if (tn && strcmp(tn, name) == 0) {
-            return (enum ggml_type) t;
-        }
-    }
-    return GGML_TYPE_COUNT;
 }
 
 static size_t row_size(enum ggml_type t, int64_t n) {
@@ -114,7 +100,7 @@ static void test_kernel_checks(void) {
         }
         const int64_t ne0 = json_integer_value(json_array_get(ne, 0));
         const int64_t ne1 = json_integer_value(json_array_get(ne, 1));
-        const enum ggml_type type = type_from_name(type_s);
+        const enum ggml_type type = th_type_from_name(type_s);
 
         const char * model_path = th_data_path("models/synthetic/%s", src);
         const char * xp = th_data_path("reference/synthetic/%s", x_file);

@@ -1,7 +1,7 @@
 // Forward pass against llama.cpp: every case of reference/synthetic/index.json (batched logits and token-by-token
 // logits through the KV cache) and every greedy case (teacher-forced, README §6.4), for one architecture
 // (argv[1], "all" for every one). The <arch>-F32 cases load the F16 file upcast to F32 in a temporary GGUF.
-#include "harness.h"
+#include "harness-ggml.h"
 
 #include "llama.h"
 #include "gguf.h"
@@ -21,48 +21,6 @@ static void quiet_log(enum ggml_log_level level, const char * text, void * ud) {
     }
 }
 
-// writes a copy of src with every F16 tensor converted to F32 (exact: README §2.1)
-static bool upcast_f16(const char * src, const char * dst) {
-    struct ggml_context * data_ctx = NULL;
-    struct gguf_init_params ip = { .no_alloc = false, .ctx = &data_ctx };
-    struct gguf_context * in = gguf_init_from_file(src, ip);
-    if (!in) {
-        return false;
-    }
-    struct gguf_context * out = gguf_init_empty();
-    gguf_set_kv(out, in);
-    const int64_t n = gguf_get_n_tensors(in);
-    size_t need = 0;
-    for (int64_t i = 0; i < n; i++) {
-        struct ggml_tensor * t = ggml_get_tensor(data_ctx, gguf_get_tensor_name(in, i));
-        need += ggml_nelements(t) * sizeof(float) + ggml_tensor_overhead() + 64;
-    }
-    struct ggml_init_params gp = { .mem_size = need, .mem_buffer = NULL, .no_alloc = false };
-    struct ggml_context * f32_ctx = ggml_init(gp);
-    for (int64_t i = 0; i < n; i++) {
-        struct ggml_tensor * t = ggml_get_tensor(data_ctx, gguf_get_tensor_name(in, i));
-        if (t->type == GGML_TYPE_F16) {
-            struct ggml_tensor * u = ggml_new_tensor(f32_ctx, GGML_TYPE_F32, ggml_n_dims(t), t->ne);
-            ggml_set_name(u, t->name);
-            const ggml_fp16_t * s = t->data;
-            float * d = u->data;
-            for (int64_t j = 0; j < ggml_nelements(t); j++) {
-                d[j] = ggml_fp16_to_fp32(s[j]);
-            }
-            gguf_add_tensor(out, u);
-        } else {
-            gguf_add_tensor(out, t);
-        }
-    }
-    gguf_set_val_u32(out, "general.file_type", 0);
-    const bool ok = gguf_write_to_file(out, dst, false);
-    gguf_free(out);
-    gguf_free(in);
-    ggml_free(f32_ctx);
-    ggml_free(data_ctx);
-    return ok;
-}
-
 static struct llama_model * load_model(const char * file, bool upcast) {
     const char * path = th_data_path("models/synthetic/%s", file);
     if (!th_require_file(path)) {
@@ -74,7 +32,7 @@ static struct llama_model * load_model(const char * file, bool upcast) {
     }
     char tmp[256];
     snprintf(tmp, sizeof(tmp), "/tmp/test-logits-%d-upcast.gguf", (int) getpid());
-    if (!upcast_f16(path, tmp)) {
+    if (!th_gguf_upcast_f16(path, tmp)) {
         fprintf(stderr, "upcast of %s failed\n", path);
         return NULL;
     }

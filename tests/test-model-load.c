@@ -3,7 +3,7 @@
 // placed by the loader (mmap and read paths) equals what the independent GGUF reader reads; broken files
 // (missing tensor / key, wrong shape / type, unknown architecture, extra tensor, truncation, bad overrides)
 // give NULL and a log line that names the problem.
-#include "harness.h"
+#include "harness-ggml.h"
 
 #include "llama.h"
 #include "gguf.h"
@@ -70,16 +70,6 @@ static struct llama_model_params quiet_params(void) {
 }
 
 // ---- independent references --------------------------------------------------------------------------------
-
-static enum ggml_type type_from_name(const char * name) {
-    for (int t = 0; t < GGML_TYPE_COUNT; t++) {
-        const char * n = ggml_type_name((enum ggml_type) t);
-        if (n && strcasecmp(n, name) == 0) {
-            return (enum ggml_type) t;
-        }
-    }
-    return GGML_TYPE_COUNT;
-}
 
 // llama.cpp's printed names of the file types the shared files use
 static const char * ftype_name_expected(int ftype) {
@@ -221,7 +211,7 @@ static void check_synthetic_model(json_t * jm, bool use_mmap) {
     size_t it;
     json_array_foreach(json_object_get(jm, "tensors"), it, jt) {
         const char * name = json_string_value(json_object_get(jt, "name"));
-        const enum ggml_type type = type_from_name(json_string_value(json_object_get(jt, "type")));
+        const enum ggml_type type = th_type_from_name(json_string_value(json_object_get(jt, "type")));
         json_t * jne = json_object_get(jt, "ne");
         int64_t ne[4] = {1, 1, 1, 1};
         for (size_t d = 0; d < json_array_size(jne) && d < 4; d++) {

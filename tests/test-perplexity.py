@@ -13,50 +13,10 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-n_pass = 0
-n_fail = 0
-
-
-def check(cond, what):
-    global n_pass, n_fail
-    if cond:
-        n_pass += 1
-    else:
-        n_fail += 1
-        print("FAIL: " + what, file=sys.stderr)
-    return cond
-
-
-def finish():
-    print("%d passed, %d failed" % (n_pass, n_fail))
-    sys.exit(1 if n_fail else 0)
-
-
-def data_dir():
-    d = os.environ.get("LLAMA_TEST_DATA") or os.environ.get("LLAMA_TEST_DATA_DEFAULT")
-    if d:
-        return d
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")
-
-
-def require(path):
-    if os.path.exists(path):
-        return True
-    if os.environ.get("CI"):
-        check(False, "test data missing: " + path)
-        finish()
-    print("SKIP: test data missing: " + path, file=sys.stderr)
-    print("0 passed, 0 failed")
-    sys.exit(0)
-
-
-def run(args, timeout=900):
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+from harness import check, data_dir, finish, require, run  # tests/harness.py
 
 
 def parse_ppl(out):

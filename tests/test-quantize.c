@@ -8,7 +8,7 @@
 //   test-quantize [path/to/llama-quantize [path/to/llama-gen-model]]
 // The program paths enable the command-line checks (exit codes, messages, no leftover output files).
 
-#include "harness.h"
+#include "harness-ggml.h"
 
 #include "ggml.h"
 #include "gguf.h"
@@ -170,45 +170,6 @@ static void test_synthetic_llama(void) {
     }
 }
 
-// the F16 file with every F16 tensor widened to F32
-static bool write_f32_from_f16(const char * f16, const char * out) {
-    struct ggml_context * ctx = NULL;
-    struct gguf_init_params ip = { .no_alloc = false, .ctx = &ctx };
-    struct gguf_context * in = gguf_init_from_file(f16, ip);
-    if (!in) {
-        return false;
-    }
-    size_t total = 0;
-    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
-        const struct ggml_tensor * t = ggml_get_tensor(ctx, gguf_get_tensor_name(in, i));
-        total += (size_t) ggml_nelements(t) * sizeof(float) + 64;
-    }
-    struct ggml_init_params cp = {
-        .mem_size = total + ggml_tensor_overhead() * (size_t) (gguf_get_n_tensors(in) + 1), .mem_buffer = NULL, .no_alloc = false,
-    };
-    struct ggml_context * ctx32 = ggml_init(cp);
-    struct gguf_context * g = gguf_init_empty();
-    gguf_set_kv(g, in);
-    gguf_set_val_u32(g, "general.file_type", LLAMA_FTYPE_ALL_F32);
-    for (int64_t i = 0; i < gguf_get_n_tensors(in); i++) {
-        const struct ggml_tensor * t = ggml_get_tensor(ctx, gguf_get_tensor_name(in, i));
-        struct ggml_tensor * w = ggml_new_tensor(ctx32, GGML_TYPE_F32, ggml_n_dims(t), t->ne);
-        ggml_set_name(w, t->name);
-        if (t->type == GGML_TYPE_F16) {
-            ggml_fp16_to_fp32_row((const ggml_fp16_t *) t->data, (float *) w->data, ggml_nelements(t));
-        } else {
-            memcpy(w->data, t->data, ggml_nbytes(t));
-        }
-        gguf_add_tensor(g, w);
-    }
-    const bool ok = gguf_write_to_file(g, out, false);
-    gguf_free(g);
-    gguf_free(in);
-    ggml_free(ctx32);
-    ggml_free(ctx);
-    return ok;
-}
-
 static void test_other_archs(void) {
     static const char * archs[] = { "qwen2", "qwen3", "gemma3", "phi3", "granite", "exaone4", "qwen3moe" };
     for (size_t i = 0; i < sizeof(archs)/sizeof(archs[0]); i++) {
@@ -219,7 +180,7 @@ static void test_other_archs(void) {
         }
         const char * f32 = tmp_path("arch-F32.gguf");
         const char * out = tmp_path("arch-Q4_K_M.gguf");
-        TH_CHECK(write_f32_from_f16(f16, f32), "%s: cannot write the F32 upcast", archs[i]);
+        TH_CHECK(th_gguf_upcast_f16(f16, f32), "%s: cannot write the F32 upcast", archs[i]);
         TH_CHECK(quantize(f32, out, LLAMA_FTYPE_MOSTLY_Q4_K_M, 2) == 0, "%s: quantizing failed", archs[i]);
         char label[64];
         snprintf(label, sizeof(label), "%s Q4_K_M", archs[i]);

@@ -20,10 +20,7 @@
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
 static uint64_t rng_u64(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
+    return th_xorshift64star(&rng_state);
 }
 
 static double rng_uniform(void) { // (0, 1)

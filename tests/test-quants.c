@@ -5,7 +5,7 @@
 //     not, the normalised MSE against F32 of ours and of llama.cpp's is printed and compared).
 // Prints how many tensors were bit-exact per file.
 
-#include "harness.h"
+#include "harness-ggml.h"
 
 #include "ggml.h"
 #include "ggml-quants.h"
@@ -35,15 +35,6 @@ static void model_free(struct model * m) {
 
 static bool is_float_type(enum ggml_type t) {
     return t == GGML_TYPE_F32 || t == GGML_TYPE_F16 || t == GGML_TYPE_BF16;
-}
-
-static enum ggml_type type_from_name(const char * name) {
-    for (int t = 0; t < GGML_TYPE_COUNT; ++t) {
-        if (strcmp(ggml_type_name((enum ggml_type) t), name) == 0) {
-            return (enum ggml_type) t;
-        }
-    }
-    return GGML_TYPE_COUNT;
 }
 
 // ---- 1. dequantization vs kernels/*.deq.bin ------------------------------------------------------------------------
@@ -79,7 +70,7 @@ static void test_kernel_checks(json_t * index) {
         struct ggml_tensor * t = ggml_get_tensor(m.ctx, tname);
         size_t ref_size = 0;
         float * ref = th_read_file(deq_path, &ref_size);
-        const enum ggml_type want = type_from_name(tyname);
+        const enum ggml_type want = th_type_from_name(tyname);
         if (!t || !ref || t->type != want) {
             TH_CHECK(false, "%s: tensor %s of type %s and %s present", src, tname, tyname, deq);
             free(ref);

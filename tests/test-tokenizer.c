@@ -1,11 +1,11 @@
-// Tokenizer vectors: test-tokenizer <vocab-name> [--roundtrip]
+// Tokenizer vectors: test-tokenizer <vocab-name> [--roundtrip | --no-vectors]
 //
 // Loads ../shared/models/vocab/ggml-vocab-<name>.gguf and checks every case of its .inp/.out vectors (made by
 // llama.cpp's test-tokenizer-0: cases separated by "\n__ggml_vocab_test__\n", one line of ids per case,
 // tokenized with add_special = false, parse_special = false). With --roundtrip, also checks that
 // detokenize(tokenize(x)) == x for every case (the vocabulary is lossless; with clean_spaces the cases that
-// the clean-up rules rewrite are skipped). Without vectors (baichuan, gpt-neox) the vocabulary must load and
-// round-trip a fixed text.
+// the clean-up rules rewrite are skipped). With --no-vectors (baichuan, gpt-neox: llama.cpp ships none) the
+// vocabulary must load and round-trip a fixed text; otherwise missing vectors are missing test data.
 
 #include "harness.h"
 
@@ -66,11 +66,12 @@ static bool is_valid_utf8(const char * s, size_t n) {
 
 int main(int argc, char ** argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s <vocab-name> [--roundtrip]\n", argv[0]);
+        fprintf(stderr, "usage: %s <vocab-name> [--roundtrip | --no-vectors]\n", argv[0]);
         return 2;
     }
     const char * name = argv[1];
-    const bool roundtrip = argc > 2 && strcmp(argv[2], "--roundtrip") == 0;
+    const bool roundtrip  = argc > 2 && strcmp(argv[2], "--roundtrip") == 0;
+    const bool no_vectors = argc > 2 && strcmp(argv[2], "--no-vectors") == 0;
     const char * fname = th_data_path("models/vocab/ggml-vocab-%s.gguf", name);
     if (!th_require_file(fname)) {
         return th_finish();
@@ -88,13 +89,8 @@ int main(int argc, char ** argv) {
         return th_finish();
     }
 
-    const char * finp = th_data_path("models/vocab/ggml-vocab-%s.gguf.inp", name);
-    const char * fout = th_data_path("models/vocab/ggml-vocab-%s.gguf.out", name);
-    size_t ninp = 0, nout = 0;
-    char * inp = th_read_file(finp, &ninp);
-    char * out = th_read_file(fout, &nout);
-    if (!inp || !out) {
-        // no vectors: the vocabulary loads, tokenizes and round-trips a fixed text
+    if (no_vectors) {
+        // the vocabulary loads, tokenizes and round-trips a fixed text
         const char * text = "Hello world! 1234 привет 🦙\n\tx";
         int32_t n = 0;
         int32_t * t = tokenize(v, text, strlen(text), false, false, &n);
@@ -105,6 +101,21 @@ int main(int argc, char ** argv) {
                  dl > 0 ? dl : 0, d);
         free(t);
         free(d);
+        llama_vocab_free(v);
+        return th_finish();
+    }
+
+    const char * finp = th_data_path("models/vocab/ggml-vocab-%s.gguf.inp", name);
+    const char * fout = th_data_path("models/vocab/ggml-vocab-%s.gguf.out", name);
+    if (!th_require_file(finp) || !th_require_file(fout)) {
+        llama_vocab_free(v);
+        return th_finish();
+    }
+    size_t ninp = 0, nout = 0;
+    char * inp = th_read_file(finp, &ninp);
+    char * out = th_read_file(fout, &nout);
+    TH_CHECK(inp && out, "read %s and %s", finp, fout);
+    if (!inp || !out) {
         free(inp);
         free(out);
         llama_vocab_free(v);

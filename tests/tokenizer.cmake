@@ -10,7 +10,7 @@ if (TARGET llama-static)
     llama_test_variant(NAME test-tokenizer-bert-bge TARGET test-tokenizer ARGS bert-bge LABELS tokenizer)
     # no vectors: load + round trip of a fixed text
     foreach(v baichuan gpt-neox)
-        llama_test_variant(NAME test-tokenizer-${v} TARGET test-tokenizer ARGS ${v} LABELS tokenizer)
+        llama_test_variant(NAME test-tokenizer-${v} TARGET test-tokenizer ARGS ${v} --no-vectors LABELS tokenizer)
     endforeach()
 
     pkg_check_modules(JANSSON_TOK IMPORTED_TARGET jansson)

@@ -501,23 +501,38 @@ def test_cli_errors(binary, model):
     check(r.returncode != 0 and "exiting due to model loading error" in r.stderr, "missing model file", r.stderr[-300:])
 
 
+def data_and_model(data_arg):
+    """The test data folder (LLAMA_TEST_DATA, else --data, else ../shared) and the KJV target model in it."""
+    data_dir = os.environ.get("LLAMA_TEST_DATA") or data_arg or os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared")
+    return data_dir, os.path.join(data_dir, "models", "kjv", "kjv-target-f32.gguf")
+
+
+def missing_data(path):
+    """As tests/harness.h: a missing data file is a skip on a developer machine, a failure in CI; the exit status."""
+    ci = os.environ.get("CI", "")
+    if ci and ci not in ("0", "false"):
+        print(f"FAIL: test data missing: {path}")
+        print("0 passed, 1 failed")
+        return 1
+    print(f"SKIP: test data missing: {path}")
+    print("0 passed, 0 failed, 1 skipped")
+    return 0
+
+
+def finish():
+    """Prints the closing "N passed, N failed" line; the exit status."""
+    print(f"{PASSED} passed, {FAILED} failed")
+    return 0 if FAILED == 0 else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--server", required=True)
     ap.add_argument("--data", default=None)
     args = ap.parse_args()
-    data_dir = os.environ.get("LLAMA_TEST_DATA") or args.data or os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared")
-    model = os.path.join(data_dir, "models", "kjv", "kjv-target-f32.gguf")
+    data_dir, model = data_and_model(args.data)
     if not os.path.exists(model):
-        # as tests/harness.h: a skip on a developer machine, a failure in CI
-        ci = os.environ.get("CI", "")
-        if ci and ci not in ("0", "false"):
-            print(f"FAIL: test data missing: {model}")
-            print("0 passed, 1 failed")
-            return 1
-        print(f"SKIP: test data missing: {model}")
-        print("0 passed, 0 failed, 1 skipped")
-        return 0
+        return missing_data(model)
 
     with tempfile.TemporaryDirectory() as tmpdir:
         try:
@@ -541,8 +556,7 @@ def main():
         finally:
             kill_all()
 
-    print(f"{PASSED} passed, {FAILED} failed")
-    return 0 if FAILED == 0 else 1
+    return finish()
 
 
 if __name__ == "__main__":

@@ -244,17 +244,9 @@ def main():
     ap.add_argument("--data", default=None)
     ap.add_argument("--threads", default="2")
     args = ap.parse_args()
-    data_dir = os.environ.get("LLAMA_TEST_DATA") or args.data or os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared")
-    model = os.path.join(data_dir, "models", "kjv", "kjv-target-f32.gguf")
+    data_dir, model = ts.data_and_model(args.data)
     if not os.path.exists(model):
-        ci = os.environ.get("CI", "")
-        if ci and ci not in ("0", "false"):
-            print(f"FAIL: test data missing: {model}")
-            print("0 passed, 1 failed")
-            return 1
-        print(f"SKIP: test data missing: {model}")
-        print("0 passed, 0 failed, 1 skipped")
-        return 0
+        return ts.missing_data(model)
     with open(os.path.join(data_dir, "reference", "kjv", "index.json")) as f:
         ref = json.load(f)
     try:
@@ -280,8 +272,7 @@ def main():
         check(False, f"test aborted: {e!r}")
     finally:
         ts.kill_all()
-    print(f"{ts.PASSED} passed, {ts.FAILED} failed")
-    return 0 if ts.FAILED == 0 else 1
+    return ts.finish()
 
 
 if __name__ == "__main__":
