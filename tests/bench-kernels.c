@@ -1,13 +1,15 @@
 // Throughput of the CPU kernels on the active ISA (GGML_CPU_ISA selects another), not a test:
 //   - read bandwidth of this machine, measured here: a STREAM-like sum over a 1 GiB array, best of 5 (plain
 //     64-bit loads and the F32 dot kernel's vector loads; the faster counts);
-//   - matvec (4096 x 4096 weights, one column) per type on 1 and 2 threads: GB/s of weights and GFLOP/s,
-//     "hot" (one matrix, cache-resident when small) and "stream" (cycling through copies of the matrix that
-//     together exceed the caches, as token generation does with a model's weights);
-//   - batches of 8 and 512 columns (weights reused from cache across columns): GFLOP/s with vec_dot per
-//     column, and with the batched vec_dot_mc where the type has one ("mc").
+//   - matvec (one column) per type and weight shape (4096 x 4096, and 2048 x 5632 as a TinyLlama FFN) on 1 and
+//     2 threads: GB/s of weights and GFLOP/s, "hot" (one matrix, cache-resident when small) and "stream"
+//     (cycling through copies of the matrix that together exceed the caches, as token generation does with a
+//     model's weights);
+//   - batches of 8 and 512 columns (weights reused from cache across columns, 4096 x 4096 only): GFLOP/s with
+//     vec_dot per column, and with the batched vec_dot_mc where the type has one ("mc").
 // Numbers are only meaningful on an otherwise idle machine (the threads spin while they wait).
-// usage: bench-kernels [types,comma,separated] [threads]   (default: a standard set, threads 1 and 2)
+// usage: bench-kernels [types,comma,separated] [threads] [NE0xNE1]
+//        (default: a standard set, threads 1 and 2, both shapes)
 #include "ggml-cpu/ggml-cpu-kernels.h"
 #include "ggml.h"
 
@@ -21,8 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NE0 4096
-#define NE1 4096
+// the weight shape being measured: NE1 rows of NE0 elements (set per shape in main)
+static int NE0 = 4096;
+static int NE1 = 4096;
 
 static double now_s(void) {
     return 1e-6 * (double) ggml_time_us();
@@ -222,7 +225,7 @@ static float frand(uint64_t * s) {
 }
 
 static void bench_type(enum ggml_type type, const int * threads, int n_threads_cfg, const uint64_t * big,
-                       size_t big_bytes, size_t stream_bytes) {
+                       size_t big_bytes, size_t stream_bytes, bool batches_too) {
     const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(type);
     if (!k->vec_dot || k->vec_dot_type >= GGML_TYPE_COUNT || !k->from_float) {
         printf("%-7s (no kernels)\n", ggml_type_name(type));
@@ -286,10 +289,15 @@ static void bench_type(enum ggml_type type, const int * threads, int n_threads_c
         }
         j.w = w;
         const double flop1 = 2.0 * NE0 * NE1;
-        printf("%-7s t=%d  matvec hot %7.1f GB/s %6.1f GFLOP/s | stream %6.1f GB/s (%5.1f%% of %.1f GB/s) %5.1f GFLOP/s",
-               ggml_type_name(type), nth, mat_bytes / best_hot / 1e9, flop1 / best_hot / 1e9,
+        printf("%-7s %dx%d t=%d  matvec hot %7.1f GB/s %6.1f GFLOP/s | stream %6.1f GB/s (%5.1f%% of %.1f GB/s) %5.1f GFLOP/s",
+               ggml_type_name(type), NE0, NE1, nth, mat_bytes / best_hot / 1e9, flop1 / best_hot / 1e9,
                mat_bytes / best_stream / 1e9, 100.0 * mat_bytes / best_stream / 1e9 / bw, bw,
                flop1 / best_stream / 1e9);
+        if (!batches_too) {
+            printf("\n");
+            team_stop(&t);
+            continue;
+        }
 
         const int batches[] = { 8, 512 };
         for (int bi = 0; bi < 2; ++bi) {
@@ -334,8 +342,18 @@ int main(int argc, char ** argv) {
             return 1;
         }
     }
-    printf("kernels: ISA %s (best %s), weights %d x %d\n", ggml_cpu_isa_name(ggml_cpu_isa_active()),
-           ggml_cpu_isa_name(ggml_cpu_isa_best()), NE0, NE1);
+    int shapes[2][2] = { { 4096, 4096 }, { 2048, 5632 } };
+    int n_shapes = 2;
+    if (argc > 3) {
+        if (sscanf(argv[3], "%dx%d", &shapes[0][0], &shapes[0][1]) != 2 || shapes[0][0] < 256 ||
+            shapes[0][0] % 256 != 0 || shapes[0][0] > (1 << 16) || shapes[0][1] < 1 || shapes[0][1] > (1 << 20)) {
+            fprintf(stderr, "shape must be NE0xNE1 with NE0 a multiple of 256 (at most 65536), NE1 in 1..1048576\n");
+            return 1;
+        }
+        n_shapes = 1;
+    }
+    printf("kernels: ISA %s (best %s)\n", ggml_cpu_isa_name(ggml_cpu_isa_active()),
+           ggml_cpu_isa_name(ggml_cpu_isa_best()));
 
     const size_t bw_bytes = (size_t) 1 << 30;
     uint64_t * big = malloc(bw_bytes);
@@ -370,7 +388,11 @@ int main(int argc, char ** argv) {
             fprintf(stderr, "unknown type %s\n", tok);
             continue;
         }
-        bench_type(type, threads, n_threads_cfg, big, bw_bytes, (size_t) 256 << 20);
+        for (int si = 0; si < n_shapes; ++si) {
+            NE0 = shapes[si][0];
+            NE1 = shapes[si][1];
+            bench_type(type, threads, n_threads_cfg, big, bw_bytes, (size_t) 256 << 20, si == 0 && argc <= 3);
+        }
     }
     free(big);
     return 0;

@@ -15,6 +15,7 @@
 #include "ggml-cpu.h"
 #include "gguf.h"
 #include "ggml-cpu/ggml-cpu-kernels.h"
+#include "ggml-cpu/ops-attn.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -793,6 +794,100 @@ static void test_mul_mat_id(void) {
 
 // ---- flash attention -------------------------------------------------------------------------------------
 
+// The flash-attention kernels of every ISA give the scalar path's bits (ops-attn.h), and the scalar exp
+// polynomial is accurate against libm's double exp.
+static void test_fa_kernels(void) {
+    double max_ulp = 0.0;
+    for (float x = -103.0f; x < 88.5f; x += 0.0137f) {
+        const double e = ggml_fa_expf_lane(x);
+        const double r = exp((double) x);
+        const double ulp = ldexp(1.0, ilogb(r) - 23);
+        const double u = fabs(e - r) / (ulp > 0x1p-149 ? ulp : 0x1p-149);
+        max_ulp = u > max_ulp ? u : max_ulp;
+    }
+    // the routine claims 1.45 ulp + 0.5 for the final rounding; folding the 1 into the polynomial (the AVX-512
+    // form) adds up to another half ulp
+    TH_CHECK(max_ulp <= 2.5, "fa exp: max error %.3g ulp > 2.5", max_ulp);
+    TH_CHECK(ggml_fa_expf_lane(-INFINITY) == 0.0f && ggml_fa_expf_lane(0.0f) == 1.0f &&
+             ggml_fa_expf_lane(-200.0f) == 0.0f && isinf(ggml_fa_expf_lane(200.0f)), "fa exp: special values");
+
+    const struct ggml_cpu_fa_kernels * ref = ggml_cpu_fa_kernels_isa(GGML_CPU_ISA_SCALAR);
+    enum { NMAX = 208 };
+    float xf[NMAX], yf[NMAX], a[NMAX], b[NMAX];
+    ggml_fp16_t xh[NMAX], yh[NMAX], ah[NMAX], bh[NMAX];
+    rng_seed(4711);
+    for (int i = 0; i < NMAX; i++) {
+        xf[i] = rng_uniform(-2.0f, 2.0f);
+        yf[i] = rng_uniform(-2.0f, 2.0f);
+        xh[i] = ggml_fp32_to_fp16(xf[i]);
+        yh[i] = ggml_fp32_to_fp16(yf[i]);
+    }
+    // the scalar dot against a double sum (independent of the order being emulated)
+    {
+        double d = 0.0;
+        for (int i = 0; i < 200; i++) {
+            d += (double) ggml_fp16_to_fp32(xh[i]) * ggml_fp16_to_fp32(yh[i]);
+        }
+        TH_CHECK(fabs(ref->dot_f16(200, xh, yh) - d) < 1e-4, "fa dot_f16 scalar vs double: %g vs %g",
+                 ref->dot_f16(200, xh, yh), d);
+    }
+    const int ns[] = { 16, 64, 80, 128, 200 };
+    for (int isa = GGML_CPU_ISA_AVX2; isa <= GGML_CPU_ISA_AVX512; isa++) {
+        if (!ggml_cpu_isa_supported((enum ggml_cpu_isa) isa)) {
+            continue;
+        }
+        const char * name = ggml_cpu_isa_name((enum ggml_cpu_isa) isa);
+        const struct ggml_cpu_fa_kernels * k = ggml_cpu_fa_kernels_isa((enum ggml_cpu_isa) isa);
+        for (size_t t = 0; t < sizeof(ns) / sizeof(ns[0]); t++) {
+            const int n = ns[t];
+            float r0 = ref->dot_f16(n, xh, yh), r1 = k->dot_f16(n, xh, yh);
+            TH_CHECK(memcmp(&r0, &r1, sizeof(float)) == 0, "fa dot_f16 %s n=%d: %.9g vs scalar %.9g", name, n, r1, r0);
+            r0 = ref->dot_f32(n, xf, yf);
+            r1 = k->dot_f32(n, xf, yf);
+            TH_CHECK(memcmp(&r0, &r1, sizeof(float)) == 0, "fa dot_f32 %s n=%d: %.9g vs scalar %.9g", name, n, r1, r0);
+
+            memcpy(ah, yh, sizeof(ah)); memcpy(bh, yh, sizeof(bh));
+            ref->mad_f16(n, ah, xh, 0.37f); k->mad_f16(n, bh, xh, 0.37f);
+            ref->scale_f16(n, ah, 0.61f); k->scale_f16(n, bh, 0.61f);
+            TH_CHECK(memcmp(ah, bh, sizeof(ggml_fp16_t) * (size_t) n) == 0, "fa mad/scale_f16 %s n=%d", name, n);
+            memcpy(a, yf, sizeof(a)); memcpy(b, yf, sizeof(b));
+            ref->mad_f32(n, a, xf, 0.37f); k->mad_f32(n, b, xf, 0.37f);
+            ref->scale_f32(n, a, 0.61f); k->scale_f32(n, b, 0.61f);
+            TH_CHECK(memcmp(a, b, sizeof(float) * (size_t) n) == 0, "fa mad/scale_f32 %s n=%d", name, n);
+            ref->f16_to_f32(n, a, xh);
+            k->f16_to_f32(n, b, xh);
+            TH_CHECK(memcmp(a, b, sizeof(float) * (size_t) n) == 0, "fa f16_to_f32 %s n=%d", name, n);
+
+            if (n % 16 == 0) {
+                // scores down to far below exp's range (lanes the AVX2 path finishes in scalar), and masked ones
+                for (int i = 0; i < n; i++) {
+                    a[i] = i % 13 == 5 ? -INFINITY : rng_uniform(-130.0f, 4.0f);
+                    b[i] = a[i];
+                }
+                float m16[NMAX];
+                for (int i = 0; i < n; i++) {
+                    m16[i] = i % 7 == 3 ? -INFINITY : rng_uniform(-1.0f, 0.0f);
+                }
+                const float x0 = ref->add_max(n, a, m16), x1 = k->add_max(n, b, m16);
+                TH_CHECK(x0 == x1 && memcmp(a, b, sizeof(float) * (size_t) n) == 0, "fa add_max %s n=%d", name, n);
+                const double s0 = ref->softmax(n, a, 3.5f), s1 = k->softmax(n, b, 3.5f);
+                TH_CHECK(s0 == s1 && memcmp(a, b, sizeof(float) * (size_t) n) == 0, "fa softmax %s n=%d: %.17g vs %.17g",
+                         name, n, s1, s0);
+            }
+        }
+        // C[7 x N] += A[7 x 37] * B[37 x N], strided like the tiles
+        for (int N = 16; N <= 80; N += 64) {
+            float A[7 * 40], B[37 * 80], C0[7 * 96], C1[7 * 96];
+            for (int i = 0; i < 7 * 40; i++) A[i] = rng_uniform(-1.0f, 1.0f);
+            for (int i = 0; i < 37 * 80; i++) B[i] = rng_uniform(-1.0f, 1.0f);
+            for (int i = 0; i < 7 * 96; i++) C0[i] = C1[i] = rng_uniform(-1.0f, 1.0f);
+            ref->gemm(C0, 96, A, 40, B, 80, 7, 37, N);
+            k->gemm(C1, 96, A, 40, B, 80, 7, 37, N);
+            TH_CHECK(memcmp(C0, C1, sizeof(C0)) == 0, "fa gemm %s N=%d", name, N);
+        }
+    }
+}
+
 static void test_flash_attn(void) {
     const enum ggml_type kv_types[] = { GGML_TYPE_F32, GGML_TYPE_F16, GGML_TYPE_Q8_0, GGML_TYPE_Q4_0 };
     struct { int64_t D, n_q, n_kv, n_head, n_head_kv; float max_bias, softcap; bool mask, sinks; } cases[] = {
@@ -802,10 +897,22 @@ static void test_flash_attn(void) {
         { 64, 3, 9, 6, 3, 8.0f, 0.0f, true, false },
         { 32, 2, 12, 2, 1, 0.0f, 0.0f, false, false },
         { 64, 9, 20, 4, 1, 0.0f, 0.0f, true, false },
+        // the row path at other head sizes (80: a dot tail after 64), GQA 2..4, odd K/V lengths
+        { 80, 5, 45, 4, 1, 8.0f, 0.0f, true, false },
+        { 128, 3, 77, 4, 4, 0.0f, 0.0f, false, false },
+        // 64+ query rows: the tiled path for F16/F32 K/V (partial K/V tiles, a partial second query tile)
+        { 80, 70, 131, 4, 2, 0.0f, 0.0f, true, false },
+        { 128, 64, 100, 8, 1, 8.0f, 0.0f, true, false },
+        { 64, 66, 70, 2, 2, 0.0f, 30.0f, true, true },
+        { 64, 64, 48, 2, 1, 0.0f, 0.0f, false, false },
     };
     for (size_t kt = 0; kt < sizeof(kv_types) / sizeof(kv_types[0]); kt++) {
         const enum ggml_type type = kv_types[kt];
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+            if (cases[c].D % ggml_blck_size(type) != 0) {
+                continue; // e.g. D=80 has no Q8_0/Q4_0 rows
+            }
+            double * got_1 = NULL; // the one-thread result: every thread count must give the same bits
             for (int ti = 0; ti < N_THREAD_CASES; ti++) {
                 const int nth = g_threads[ti];
                 rng_seed(1000 + 13 * kt + c);
@@ -874,9 +981,19 @@ static void test_flash_attn(void) {
                          ggml_type_name(type), D, cases[c].softcap, cases[c].max_bias, cases[c].sinks);
                 const double limit = type == GGML_TYPE_F32 ? 1e-10 : type == GGML_TYPE_F16 ? 5e-6 : 1e-3;
                 check_nmse(what, out, got, ref, limit, nth);
-                free(Q); free(Kd); free(Vd); free(Md); free(ref); free(s); free(got);
+                if (ti == 0) {
+                    got_1 = got;
+                } else if (got && got_1) {
+                    TH_CHECK(memcmp(got, got_1, sizeof(double) * (size_t) nel(out)) == 0,
+                             "%s n_q=%" PRId64 ": nth=%d differs from nth=1", what, cases[c].n_q, nth);
+                }
+                free(Q); free(Kd); free(Vd); free(Md); free(ref); free(s);
+                if (got != got_1) {
+                    free(got);
+                }
                 ggml_free(ctx);
             }
+            free(got_1);
         }
     }
 }
@@ -1584,6 +1701,7 @@ int main(int argc, char ** argv) {
     test_mul_mat();
     test_mul_mat_id();
     test_flash_attn();
+    test_fa_kernels();
     test_get_rows();
     test_set_rows();
     test_cpy();

@@ -30,8 +30,18 @@ static void * aligned(size_t n) {
 }
 
 static const enum ggml_type g_types[] = {
-    GGML_TYPE_Q4_0, GGML_TYPE_Q5_0, GGML_TYPE_Q8_0, GGML_TYPE_IQ4_NL, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16,
+    GGML_TYPE_Q4_0, GGML_TYPE_Q4_1, GGML_TYPE_Q5_0, GGML_TYPE_Q5_1, GGML_TYPE_Q8_0,  GGML_TYPE_IQ4_NL, GGML_TYPE_IQ4_XS,
+    GGML_TYPE_Q2_K, GGML_TYPE_Q3_K, GGML_TYPE_Q4_K, GGML_TYPE_Q5_K, GGML_TYPE_Q6_K, GGML_TYPE_F16,   GGML_TYPE_BF16,   GGML_TYPE_F32,
 };
+
+// one row of k values of this type as floats (F32 has no to_float: it is its own)
+static void row_to_float(enum ggml_type type, const void * row, float * out, int64_t k) {
+    if (type == GGML_TYPE_F32) {
+        memcpy(out, row, sizeof(float) * (size_t) k);
+        return;
+    }
+    ggml_get_type_traits(type)->to_float(row, out, k);
+}
 
 // squared errors of the GEMM and of vec_dot against the reference, and the reference's square, per type
 struct err_sums { double g, v, norm; };
@@ -68,13 +78,18 @@ static void check_case(struct err_sums * es, enum ggml_type type, int64_t K, int
     const struct ggml_cpu_type_kernels * kv = ggml_cpu_get_kernels(k->vec_dot_type);
     const size_t vrs = ggml_row_size(k->vec_dot_type, K);
     uint8_t * xv = malloc(vrs * (size_t) N);
-    for (int64_t c = 0; c < N; c++) kv->from_float(xf + c * K, xv + (size_t) c * vrs, K);
+    for (int64_t c = 0; c < N; c++) {
+        if (k->vec_dot_type == GGML_TYPE_F32) {
+            memcpy(xv + (size_t) c * vrs, xf + c * K, sizeof(float) * (size_t) K);
+        } else {
+            kv->from_float(xf + c * K, xv + (size_t) c * vrs, K);
+        }
+    }
 
-    const ggml_to_float_t deq = ggml_get_type_traits(type)->to_float;
     double max_rel = 0, max_dv = 0;
     bool guard_ok = true;
     for (int64_t r = 0; r < M; r++) {
-        deq(wq + (size_t) r * rs, wd, K);
+        row_to_float(type, wq + (size_t) r * rs, wd, K);
         for (int64_t c = 0; c < N; c++) {
             double ref = 0, mag = 0;
             for (int64_t i = 0; i < K; i++) {
@@ -111,6 +126,55 @@ static void check_case(struct err_sums * es, enum ggml_type type, int64_t K, int
     free(wf); free(xf); free(wd); free(wq); free(act); free(pack); free(out); free(xv);
 }
 
+// the packer's two paths give the same bytes: the vector one (row strides that fit the 32-bit gathers) and
+// the scalar one that row strides past INT32_MAX / GGML_CPU_GEMM_ROWS take. With a single row only row 0 is
+// read, so a huge stride can be passed without memory behind it. The buffers start with different garbage,
+// so a byte either path leaves unwritten shows up too.
+static void check_pack_paths(enum ggml_type type, int64_t K) {
+    const size_t rs = ggml_row_size(type, K);
+    float * wf = malloc(sizeof(float) * (size_t) K);
+    uint8_t * wq = malloc(rs);
+    for (int64_t i = 0; i < K; i++) wf[i] = frand() * (i % 5 == 0 ? 3.0f : 1.0f);
+    ggml_quantize_chunk(type, wf, wq, 0, 1, K, NULL);
+    const size_t ps = ggml_cpu_gemm_pack_size(type, K);
+    uint8_t * pv = aligned(ps);
+    uint8_t * pscalar = aligned(ps);
+    memset(pv, 0x5a, ps);
+    memset(pscalar, 0xa5, ps);
+    ggml_cpu_gemm_pack(type, K, wq, rs, 1, pv);
+    ggml_cpu_gemm_pack(type, K, wq, (size_t) INT32_MAX, 1, pscalar);
+    TH_CHECK(memcmp(pv, pscalar, ps) == 0, "%s K=%lld: vector and scalar packs differ", ggml_type_name(type), (long long) K);
+    free(wf); free(wq); free(pv); free(pscalar);
+}
+
+// the float types' packer against the rows' own floats: element i of row r at float 16 * i + r, absent rows
+// zero; K = 37 leaves a tail after the 32-byte pieces the vector path takes
+static void check_float_pack(enum ggml_type type) {
+    const int64_t K = 37;
+    const int nrows = 5;
+    const size_t rs = ggml_row_size(type, K) + 6; // a row stride that is not the row size
+    uint8_t * w = calloc((size_t) nrows, rs);
+    float * wf = malloc(sizeof(float) * (size_t) K);
+    float * ref = malloc(sizeof(float) * (size_t) K);
+    float * pack = aligned(ggml_cpu_gemm_pack_size(type, K));
+    for (int r = 0; r < nrows; r++) {
+        for (int64_t i = 0; i < K; i++) wf[i] = frand() * 3.0f;
+        ggml_quantize_chunk(type, wf, w + (size_t) r * rs, 0, 1, K, NULL);
+    }
+    ggml_cpu_gemm_pack(type, K, w, rs, nrows, pack);
+    bool ok = true;
+    for (int r = 0; r < GGML_CPU_GEMM_ROWS; r++) {
+        if (r < nrows) {
+            row_to_float(type, w + (size_t) r * rs, ref, K);
+        }
+        for (int64_t i = 0; i < K; i++) {
+            ok = ok && pack[16 * i + r] == (r < nrows ? ref[i] : 0.0f);
+        }
+    }
+    TH_CHECK(ok, "%s: the packed floats are not the rows' values", ggml_type_name(type));
+    free(w); free(wf); free(ref); free(pack);
+}
+
 // the mul_mat op: the same product below and above GGML_CPU_GEMM_MIN_N columns, with 1 and 3 threads
 static void check_op(enum ggml_type type) {
     const int64_t K = 512, M = 37;
@@ -133,7 +197,7 @@ static void check_op(enum ggml_type type) {
             float * wd = malloc(sizeof(float) * (size_t) K);
             double err = 0, norm = 0;
             for (int64_t r = 0; r < M; r++) {
-                ggml_get_type_traits(type)->to_float((const char *) w->data + r * w->nb[1], wd, K);
+                row_to_float(type, (const char *) w->data + r * w->nb[1], wd, K);
                 for (int64_t c = 0; c < N; c++) {
                     double ref = 0;
                     for (int64_t i = 0; i < K; i++) ref += (double) wd[i] * ((const float *) x->data)[c * K + i];
@@ -150,10 +214,73 @@ static void check_op(enum ggml_type type) {
     }
 }
 
+// the mul_mat_id op with enough routed columns per expert for the GEMM (and with too few, on vec_dot): 5
+// experts, 2 slots of 3 tokens each... up to 60 tokens, one expert never chosen, one id out of range (its row
+// must come out zero), the activations shared by the slots or not; 1 and 3 threads
+static void check_op_id(enum ggml_type type) {
+    const int64_t K = 256, M = 37, n_as = 5, n_used = 2;
+    const int64_t toks[] = { 4, 60 };
+    for (size_t ti = 0; ti < 2; ti++) {
+        const int64_t n_tok = toks[ti];
+        for (int shared = 0; shared < 2; shared++) {
+            for (int nth = 1; nth <= 3; nth += 2) {
+                struct ggml_init_params ip = { 64u << 20, NULL, false };
+                struct ggml_context * ctx = ggml_init(ip);
+                struct ggml_tensor * w = ggml_new_tensor_3d(ctx, type, K, M, n_as);
+                struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, K, shared ? 1 : n_used, n_tok);
+                struct ggml_tensor * ids = ggml_new_tensor_2d(ctx, GGML_TYPE_I32, n_used, n_tok);
+                float * wf = malloc(sizeof(float) * (size_t) (K * M * n_as));
+                for (int64_t i = 0; i < K * M * n_as; i++) wf[i] = frand();
+                ggml_quantize_chunk(type, wf, w->data, 0, M * n_as, K, NULL);
+                for (int64_t i = 0; i < ggml_nelements(x); i++) ((float *) x->data)[i] = frand();
+                int32_t * id = (int32_t *) ids->data;
+                for (int64_t t = 0; t < n_tok; t++) {
+                    // experts 0..3 (4 never chosen), the two slots differ; token 1 slot 1 out of range
+                    id[t * n_used + 0] = (int32_t) ((t * 7) % 4);
+                    id[t * n_used + 1] = t == 1 ? 99 : (int32_t) ((t * 7 + 1 + t % 3) % 4);
+                }
+                struct ggml_tensor * y = ggml_mul_mat_id(ctx, w, x, ids);
+                struct ggml_cgraph * gf = ggml_new_graph(ctx);
+                ggml_build_forward_expand(gf, y);
+                for (int64_t i = 0; i < ggml_nelements(y); i++) ((float *) y->data)[i] = 777.0f;
+                TH_CHECK(ggml_graph_compute_with_ctx(ctx, gf, nth) == GGML_STATUS_SUCCESS, "compute");
+                float * wd = malloc(sizeof(float) * (size_t) K);
+                double err = 0, norm = 0;
+                bool zero_ok = true;
+                for (int64_t t = 0; t < n_tok; t++) {
+                    for (int64_t sl = 0; sl < n_used; sl++) {
+                        const int32_t e = id[t * n_used + sl];
+                        const float * got = (const float *) ((const char *) y->data + sl * y->nb[1] + t * y->nb[2]);
+                        if (e < 0 || e >= n_as) {
+                            for (int64_t r = 0; r < M; r++) zero_ok = zero_ok && got[r] == 0.0f;
+                            continue;
+                        }
+                        const float * xr = (const float *) ((const char *) x->data + (sl % x->ne[1]) * x->nb[1] + t * x->nb[2]);
+                        for (int64_t r = 0; r < M; r++) {
+                            row_to_float(type, (const char *) w->data + r * w->nb[1] + e * w->nb[2], wd, K);
+                            double ref = 0;
+                            for (int64_t i = 0; i < K; i++) ref += (double) wd[i] * xr[i];
+                            err += (got[r] - ref) * (got[r] - ref);
+                            norm += ref * ref;
+                        }
+                    }
+                }
+                TH_CHECK(zero_ok, "mul_mat_id %s n_tok=%lld: the out-of-range id's row is not zero", ggml_type_name(type),
+                         (long long) n_tok);
+                TH_CHECK(err / norm < 2e-4, "mul_mat_id %s n_tok=%lld shared=%d nth=%d: nmse %.3g", ggml_type_name(type),
+                         (long long) n_tok, shared, nth, err / norm);
+                free(wf); free(wd);
+                ggml_free(ctx);
+            }
+        }
+    }
+}
+
 int main(void) {
     ggml_cpu_init();
     for (size_t t = 0; t < sizeof(g_types) / sizeof(g_types[0]); t++) {
         check_op(g_types[t]);
+        check_op_id(g_types[t]);
     }
     int n_direct = 0;
     for (size_t t = 0; t < sizeof(g_types) / sizeof(g_types[0]); t++) {
@@ -161,6 +288,10 @@ int main(void) {
             continue; // not on this ISA: mul_mat uses vec_dot (checked above)
         }
         n_direct++;
+        check_pack_paths(g_types[t], 512);
+        if (ggml_blck_size(g_types[t]) == 1) {
+            check_float_pack(g_types[t]);
+        }
         struct err_sums es = { 0, 0, 0 };
         const int64_t Ks[] = { 256, 768 };
         const int64_t Ms[] = { 1, 15, 16, 17, 40 };
@@ -171,9 +302,11 @@ int main(void) {
                 }
             }
         }
-        // over all cases: as accurate as vec_dot
+        // over all cases: as accurate as vec_dot. F32 has no activation rounding: the error is the float
+        // summation alone (vec_dot_f32 sums in double), a relative 1e-7 or so per element over these K
         const double ng = es.g / es.norm, nv = es.v / es.norm;
-        TH_CHECK(ng < 2e-4 && ng <= 1.25 * nv, "%s: gemm nmse %.3g, vec_dot nmse %.3g", ggml_type_name(g_types[t]), ng, nv);
+        const bool as_good = g_types[t] == GGML_TYPE_F32 ? ng < 1e-11 : ng <= 1.25 * nv;
+        TH_CHECK(ng < 2e-4 && as_good, "%s: gemm nmse %.3g, vec_dot nmse %.3g", ggml_type_name(g_types[t]), ng, nv);
         printf("%-7s gemm nmse %.3g  vec_dot nmse %.3g\n", ggml_type_name(g_types[t]), ng, nv);
     }
     printf("ISA %s: %d types through the GEMM directly\n", ggml_cpu_isa_name(ggml_cpu_isa_active()), n_direct);

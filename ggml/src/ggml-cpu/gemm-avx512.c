@@ -1,11 +1,15 @@
 // AVX-512 VNNI GEMM (see gemm.h). A packed 32-element block of a 16-row tile starts with the int8 weights,
 // 4-element group g of row r at byte 64 * g + 4 * r (one load gives one group of all rows), followed by
 // per-row vectors of 16 lanes, by kind of format:
-//   plain (Q4_0, Q5_0, Q8_0, IQ4_NL): corr, d                       w = d * q
-//   min   (Q4_K):                     corr, d, m                    w = d * q - m
-//   half  (Q6_K, 16-element scales):  corr0, corr1, d0, d1          groups 0-3 use d0, groups 4-7 d1
+//   plain    (Q4_0, Q5_0, Q8_0, IQ4_NL, IQ4_XS): corr, d                  w = d * q
+//   min      (Q4_1, Q5_1, Q4_K, Q5_K):           corr, d, m               w = d * q - m (Q4_1/Q5_1: m = -min)
+//   half     (Q3_K, Q6_K: 16-element scales):   corr0, corr1, d0, d1     groups 0-3 use d0, groups 4-7 d1
+//   half-min (Q2_K: 16-element scales, mins):   corr0, corr1, d0, d1, m0, m1
 // vpdpbusd multiplies unsigned by signed bytes, so activations are stored as q + 128 (exact in a byte) and
 // corr = -128 * (sum of the weights it covers) starts each block's accumulator: the int32 dot is exact.
+// Float weights (F16, BF16, F32) are packed as F32 tiles: element i of the 16 rows as 16 floats at 64 * i.
+// The packers transpose 16 rows with plain loads and shuffles (rows_t) and gather only the per-row scale
+// fields (32-bit offsets); a scalar packer that gives the same bytes handles row strides too large for them.
 #include "gemm.h"
 #include "ggml-cpu-kernels.h"
 #include "quants-impl.h"
@@ -18,76 +22,197 @@
 #define BLK    32
 #define COLS   8 // activation columns per register tile (8 accumulators + 8 weight registers)
 
-enum pack_kind { KIND_PLAIN = 0, KIND_MIN = 1, KIND_HALF = 2 };
+enum pack_kind { KIND_PLAIN = 0, KIND_MIN = 1, KIND_HALF = 2, KIND_HALF_MIN = 3 };
 
 static enum pack_kind kind_of(enum ggml_type type) {
     switch (type) {
-        case GGML_TYPE_Q4_K: return KIND_MIN;
+        case GGML_TYPE_Q4_1:
+        case GGML_TYPE_Q5_1:
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K: return KIND_MIN;
+        case GGML_TYPE_Q3_K:
         case GGML_TYPE_Q6_K: return KIND_HALF;
+        case GGML_TYPE_Q2_K: return KIND_HALF_MIN;
         default:             return KIND_PLAIN;
     }
 }
 
 static size_t block_bytes(enum pack_kind kind) {
-    return kind == KIND_PLAIN ? 640 : kind == KIND_MIN ? 704 : 768;
+    return kind == KIND_PLAIN ? 640 : kind == KIND_MIN ? 704 : kind == KIND_HALF ? 768 : 896;
+}
+
+// weights multiplied in floats (F16, BF16, F32): F32 tiles, activations rounded as the vec_dot path does
+static bool is_float(enum ggml_type type) {
+    return type == GGML_TYPE_F16 || type == GGML_TYPE_BF16 || type == GGML_TYPE_F32;
 }
 
 size_t ggml_cpu_gemm_pack_size(enum ggml_type type, int64_t k) {
-    if (type == GGML_TYPE_F16) {
-        return (size_t) k * TILE_R * sizeof(ggml_fp16_t);
+    if (is_float(type)) {
+        return (size_t) k * TILE_R * sizeof(float);
     }
     return (size_t) (k / BLK) * block_bytes(kind_of(type));
 }
 
 size_t ggml_cpu_gemm_act_row_size(enum ggml_type type, int64_t k) {
-    if (type == GGML_TYPE_F16) {
+    if (is_float(type)) {
         return (size_t) k * sizeof(float); // the row's share of a panel (see gemm.h)
     }
     // an odd number of cache lines: the tiles read 8 columns in step, and rows a power of two apart would
     // all map to the same L1 sets
-    size_t n = GGML_PAD((size_t) k + 2 * sizeof(float) * (size_t) (k / BLK), 64);
+    // (d and s per block; Q2_K: d and an s per 16 elements)
+    const size_t nf = kind_of(type) == KIND_HALF_MIN ? 3 : 2;
+    size_t n = GGML_PAD((size_t) k + nf * sizeof(float) * (size_t) (k / BLK), 64);
     return (n / 64) % 2 == 0 ? n + 64 : n;
 }
 
-// one row's block b as 32 signed values and its scale
-static float decode_block(enum ggml_type type, const void * row, int64_t b, int8_t * v) {
+// the float factors of one packed 32-element block: d[0] (d[1] for the second 16 elements in the half kind)
+// and the min m[0] that meets the activation sum (w = d * q - m * sum in the min kind; the half-min kind has
+// a d and an m per 16 elements)
+struct blk_scales { float d[2]; float m[2]; };
+
+// one row's 32-element block b as 32 signed values and its factors (the generic, scalar packer)
+static void decode_block(enum ggml_type type, const void * row, int64_t b, int8_t * v, struct blk_scales * f) {
+    f->d[0] = f->d[1] = f->m[0] = f->m[1] = 0.0f;
+    const int64_t ib = b / (QK_K / BLK); // super-block and 32-element sub-block of the K-quants
+    const int     j  = (int) (b % (QK_K / BLK));
     switch (type) {
         case GGML_TYPE_Q8_0: {
             const block_q8_0 * x = (const block_q8_0 *) row + b;
             memcpy(v, x->qs, BLK);
-            return GGML_FP16_TO_FP32(x->d);
+            f->d[0] = GGML_FP16_TO_FP32(x->d);
+            return;
         }
-        case GGML_TYPE_Q4_0: {
-            const block_q4_0 * x = (const block_q4_0 *) row + b;
-            for (int j = 0; j < BLK / 2; j++) {
-                v[j]          = (int8_t) ((x->qs[j] & 0x0f) - 8);
-                v[j + BLK / 2] = (int8_t) ((x->qs[j] >> 4) - 8);
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q4_1: {
+            const uint8_t * qs = type == GGML_TYPE_Q4_0 ? ((const block_q4_0 *) row + b)->qs : ((const block_q4_1 *) row + b)->qs;
+            const int off = type == GGML_TYPE_Q4_0 ? 8 : 0;
+            for (int l = 0; l < BLK / 2; l++) {
+                v[l]           = (int8_t) ((qs[l] & 0x0f) - off);
+                v[l + BLK / 2] = (int8_t) ((qs[l] >> 4) - off);
             }
-            return GGML_FP16_TO_FP32(x->d);
+            if (type == GGML_TYPE_Q4_0) {
+                f->d[0] = GGML_FP16_TO_FP32(((const block_q4_0 *) row + b)->d);
+            } else {
+                // w = d * q + m: the kernel subtracts m * (activation sum), so m is stored negated
+                f->d[0] = GGML_FP16_TO_FP32(((const block_q4_1 *) row + b)->d);
+                f->m[0] = -GGML_FP16_TO_FP32(((const block_q4_1 *) row + b)->m);
+            }
+            return;
         }
-        case GGML_TYPE_Q5_0: {
-            const block_q5_0 * x = (const block_q5_0 *) row + b;
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q5_1: {
+            const uint8_t * qs = type == GGML_TYPE_Q5_0 ? ((const block_q5_0 *) row + b)->qs : ((const block_q5_1 *) row + b)->qs;
+            const uint8_t * qhp = type == GGML_TYPE_Q5_0 ? ((const block_q5_0 *) row + b)->qh : ((const block_q5_1 *) row + b)->qh;
+            const int off = type == GGML_TYPE_Q5_0 ? 16 : 0;
             uint32_t qh;
-            memcpy(&qh, x->qh, 4);
-            for (int j = 0; j < BLK / 2; j++) {
-                const int lo = (x->qs[j] & 0x0f) | (int) (((qh >> j) & 1u) << 4);
-                const int hi = (x->qs[j] >> 4) | (int) (((qh >> (j + 16)) & 1u) << 4);
-                v[j]           = (int8_t) (lo - 16);
-                v[j + BLK / 2] = (int8_t) (hi - 16);
+            memcpy(&qh, qhp, 4);
+            for (int l = 0; l < BLK / 2; l++) {
+                const int lo = (qs[l] & 0x0f) | (int) (((qh >> l) & 1u) << 4);
+                const int hi = (qs[l] >> 4) | (int) (((qh >> (l + 16)) & 1u) << 4);
+                v[l]           = (int8_t) (lo - off);
+                v[l + BLK / 2] = (int8_t) (hi - off);
             }
-            return GGML_FP16_TO_FP32(x->d);
+            if (type == GGML_TYPE_Q5_0) {
+                f->d[0] = GGML_FP16_TO_FP32(((const block_q5_0 *) row + b)->d);
+            } else {
+                f->d[0] = GGML_FP16_TO_FP32(((const block_q5_1 *) row + b)->d);
+                f->m[0] = -GGML_FP16_TO_FP32(((const block_q5_1 *) row + b)->m);
+            }
+            return;
         }
         case GGML_TYPE_IQ4_NL: {
             const block_iq4_nl * x = (const block_iq4_nl *) row + b;
-            for (int j = 0; j < BLK / 2; j++) {
-                v[j]           = kvalues_iq4nl[x->qs[j] & 0x0f];
-                v[j + BLK / 2] = kvalues_iq4nl[x->qs[j] >> 4];
+            for (int l = 0; l < BLK / 2; l++) {
+                v[l]           = kvalues_iq4nl[x->qs[l] & 0x0f];
+                v[l + BLK / 2] = kvalues_iq4nl[x->qs[l] >> 4];
             }
-            return GGML_FP16_TO_FP32(x->d);
+            f->d[0] = GGML_FP16_TO_FP32(x->d);
+            return;
+        }
+        case GGML_TYPE_IQ4_XS: {
+            const block_iq4_xs * x = (const block_iq4_xs *) row + ib;
+            int8_t sc[QK_K / BLK];
+            ggml_cpu_iq4_xs_scales(x, sc);
+            for (int l = 0; l < BLK / 2; l++) {
+                v[l]           = kvalues_iq4nl[x->qs[16 * j + l] & 0x0f];
+                v[l + BLK / 2] = kvalues_iq4nl[x->qs[16 * j + l] >> 4];
+            }
+            f->d[0] = GGML_FP16_TO_FP32(x->d) * (float) sc[j];
+            return;
+        }
+        case GGML_TYPE_Q4_K: {
+            const block_q4_K * x = (const block_q4_K *) row + ib;
+            for (int l = 0; l < BLK; l++) {
+                v[l] = (int8_t) (j & 1 ? x->qs[32 * (j / 2) + l] >> 4 : x->qs[32 * (j / 2) + l] & 0x0f);
+            }
+            uint8_t sc, mn;
+            ggml_cpu_scale_min_k4(j, x->scales, &sc, &mn);
+            f->d[0] = GGML_FP16_TO_FP32(x->d) * (float) sc;
+            f->m[0] = GGML_FP16_TO_FP32(x->dmin) * (float) mn;
+            return;
+        }
+        case GGML_TYPE_Q6_K: {
+            // 32-element block j: half h = j / 4, quarter q = j % 4: low 4 bits in ql[64 * h + 32 * (q & 1) + l]
+            // (high nibble for q >= 2), high 2 bits at bit 2 * q of qh[32 * h + l]; stored + 32
+            const block_q6_K * x = (const block_q6_K *) row + ib;
+            const int h = j / 4, q = j % 4;
+            for (int l = 0; l < BLK; l++) {
+                const int lo = q >= 2 ? x->ql[64 * h + 32 * (q & 1) + l] >> 4 : x->ql[64 * h + 32 * (q & 1) + l] & 0x0f;
+                const int hi = (x->qh[32 * h + l] >> (2 * q)) & 3;
+                v[l] = (int8_t) ((lo | (hi << 4)) - 32);
+            }
+            const float d = GGML_FP16_TO_FP32(x->d);
+            f->d[0] = d * (float) x->scales[2 * j];
+            f->d[1] = d * (float) x->scales[2 * j + 1];
+            return;
+        }
+        case GGML_TYPE_Q5_K: {
+            // sub-block j: nibbles of qs[32 * (j / 2) ...] (low for even j), fifth bit j of qh[l]
+            const block_q5_K * x = (const block_q5_K *) row + ib;
+            for (int l = 0; l < BLK; l++) {
+                const int q = j & 1 ? x->qs[32 * (j / 2) + l] >> 4 : x->qs[32 * (j / 2) + l] & 0x0f;
+                v[l] = (int8_t) (q | (((x->qh[l] >> j) & 1) << 4));
+            }
+            uint8_t sc, mn;
+            ggml_cpu_scale_min_k4(j, x->scales, &sc, &mn);
+            f->d[0] = GGML_FP16_TO_FP32(x->d) * (float) sc;
+            f->m[0] = GGML_FP16_TO_FP32(x->dmin) * (float) mn;
+            return;
+        }
+        case GGML_TYPE_Q2_K: {
+            // 32-element block j: half h = j / 4, 2-bit plane pl = j % 4 of qs[32 * h + l]; scale and min of
+            // its 16-element halves in scales[2 * j + 0/1] (low nibble scale, high nibble min)
+            const block_q2_K * x = (const block_q2_K *) row + ib;
+            const int h = j / 4, pl = j % 4;
+            for (int l = 0; l < BLK; l++) {
+                v[l] = (int8_t) ((x->qs[32 * h + l] >> (2 * pl)) & 3);
+            }
+            const float d = GGML_FP16_TO_FP32(x->d), dmin = GGML_FP16_TO_FP32(x->dmin);
+            for (int i = 0; i < 2; i++) {
+                f->d[i] = d * (float) (x->scales[2 * j + i] & 0x0f);
+                f->m[i] = dmin * (float) (x->scales[2 * j + i] >> 4);
+            }
+            return;
+        }
+        case GGML_TYPE_Q3_K: {
+            // 32-element block j: half h = j / 4, 2-bit plane p = j % 4 of qs[32 * h ...], high bit 4 * h + p of
+            // hmask[l]; a clear high bit means the value is 4 lower; scales per 16 elements
+            const block_q3_K * x = (const block_q3_K *) row + ib;
+            const int h = j / 4, pl = j % 4;
+            for (int l = 0; l < BLK; l++) {
+                const int q = (x->qs[32 * h + l] >> (2 * pl)) & 3;
+                v[l] = (int8_t) (q - ((x->hmask[l] >> (4 * h + pl)) & 1 ? 0 : 4));
+            }
+            int8_t sc[16];
+            ggml_cpu_q3_K_scales(x->scales, sc);
+            const float d = GGML_FP16_TO_FP32(x->d);
+            f->d[0] = d * (float) sc[2 * j];
+            f->d[1] = d * (float) sc[2 * j + 1];
+            return;
         }
         default:
             memset(v, 0, BLK);
-            return 0.0f;
+            return;
     }
 }
 
@@ -133,14 +258,39 @@ static void k_scales(enum ggml_type type, const uint8_t * x, size_t bx, int nrow
             continue;
         }
         const uint8_t * row = x + (size_t) r * bx;
-        if (type == GGML_TYPE_Q4_K) {
-            const block_q4_K * blk = (const block_q4_K *) row + ib;
-            const float d = GGML_FP16_TO_FP32(blk->d), dmin = GGML_FP16_TO_FP32(blk->dmin);
+        if (type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q5_K) {
+            // the same d, dmin and scales at the same offsets in both formats
+            const uint8_t * blk = row + (size_t) ib * (type == GGML_TYPE_Q4_K ? sizeof(block_q4_K) : sizeof(block_q5_K));
+            const block_q4_K * b4 = (const block_q4_K *) blk;
+            const float d = GGML_FP16_TO_FP32(b4->d), dmin = GGML_FP16_TO_FP32(b4->dmin);
             for (int j = 0; j < 8; j++) {
                 uint8_t sc, mn;
-                ggml_cpu_scale_min_k4(j, blk->scales, &sc, &mn);
+                ggml_cpu_scale_min_k4(j, b4->scales, &sc, &mn);
                 a[16 * j + r]  = d * (float) sc;
                 bb[16 * j + r] = dmin * (float) mn;
+            }
+        } else if (type == GGML_TYPE_IQ4_XS) {
+            const block_iq4_xs * blk = (const block_iq4_xs *) row + ib;
+            int8_t sc[QK_K / BLK];
+            ggml_cpu_iq4_xs_scales(blk, sc);
+            const float d = GGML_FP16_TO_FP32(blk->d);
+            for (int j = 0; j < 8; j++) {
+                a[16 * j + r] = d * (float) sc[j];
+            }
+        } else if (type == GGML_TYPE_Q2_K) {
+            const block_q2_K * blk = (const block_q2_K *) row + ib;
+            const float d = GGML_FP16_TO_FP32(blk->d), dmin = GGML_FP16_TO_FP32(blk->dmin);
+            for (int j = 0; j < 16; j++) {
+                a[16 * j + r]  = d * (float) (blk->scales[j] & 0x0f);
+                bb[16 * j + r] = dmin * (float) (blk->scales[j] >> 4);
+            }
+        } else if (type == GGML_TYPE_Q3_K) {
+            const block_q3_K * blk = (const block_q3_K *) row + ib;
+            int8_t sc[16];
+            ggml_cpu_q3_K_scales(blk->scales, sc);
+            const float d = GGML_FP16_TO_FP32(blk->d);
+            for (int j = 0; j < 16; j++) {
+                a[16 * j + r] = d * (float) sc[j];
             }
         } else { // Q6_K
             const block_q6_K * blk = (const block_q6_K *) row + ib;
@@ -152,7 +302,69 @@ static void k_scales(enum ggml_type type, const uint8_t * x, size_t bx, int nrow
     }
 }
 
-// the supported formats with a vector transpose: one gather per 4-byte group of the 16 rows
+// the low 4 bits of each 32-bit lane, bit t to bit 4 of byte t (the fifth bit of four 5-bit values); the
+// multiply puts copies of the nibble 7 bits apart, so bit t lands alone at bit 8 * t
+static inline __m512i bits_to_bytes4(__m512i v) {
+    const __m512i spread = _mm512_mullo_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0xf)), _mm512_set1_epi32(0x00204081));
+    return _mm512_slli_epi32(_mm512_and_si512(spread, _mm512_set1_epi32(0x01010101)), 4);
+}
+
+// 16 rows (row r at base + r * bx, absent rows zero) of NDW consecutive 32-bit words, transposed: out[j] =
+// word j of the 16 rows, what a gather of offset 4 * j gives, from plain loads and shuffles (the gathers cost
+// several times more)
+static inline __attribute__((always_inline)) void rows_t(const uint8_t * base, size_t bx, int nrows, const int NDW,
+                                                         __m512i * out) {
+    if (NDW == 8) {
+        __m256i row[16];
+        for (int r = 0; r < 16; r++) {
+            row[r] = r < nrows ? _mm256_loadu_si256((const __m256i *) (base + (size_t) r * bx)) : _mm256_setzero_si256();
+        }
+        // two 8 x 8 transposes at once: rows 0-7 in the low halves, rows 8-15 in the high halves
+        __m512i z[8], t[8];
+        for (int i = 0; i < 8; i++) {
+            z[i] = _mm512_inserti64x4(_mm512_castsi256_si512(row[i]), row[i + 8], 1);
+        }
+        for (int i = 0; i < 8; i += 2) {
+            t[i]     = _mm512_unpacklo_epi32(z[i], z[i + 1]);
+            t[i + 1] = _mm512_unpackhi_epi32(z[i], z[i + 1]);
+        }
+        for (int i = 0; i < 8; i += 4) {
+            z[i]     = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+            z[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+            z[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+            z[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+        }
+        // z[j] (j < 4), 128-bit lanes: word j of rows 0-3, word j + 4 of rows 0-3, the same of rows 8-11;
+        // z[j + 4]: the same of rows 4-7 and 12-15
+        const __m512i lo = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+        const __m512i hi = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+        for (int j = 0; j < 4; j++) {
+            out[j]     = _mm512_permutex2var_epi64(z[j], lo, z[j + 4]);
+            out[j + 4] = _mm512_permutex2var_epi64(z[j], hi, z[j + 4]);
+        }
+    } else { // NDW == 4
+        __m128i row[16];
+        for (int r = 0; r < 16; r++) {
+            row[r] = r < nrows ? _mm_loadu_si128((const __m128i *) (base + (size_t) r * bx)) : _mm_setzero_si128();
+        }
+        // z[i]: rows i, 4 + i, 8 + i, 12 + i in its four 128-bit lanes; then a 4 x 4 transpose per lane
+        __m512i z[4], t[4];
+        for (int i = 0; i < 4; i++) {
+            z[i] = _mm512_inserti32x4(_mm512_inserti32x4(_mm512_inserti32x4(_mm512_castsi128_si512(row[i]), row[4 + i], 1),
+                                                         row[8 + i], 2), row[12 + i], 3);
+        }
+        t[0] = _mm512_unpacklo_epi32(z[0], z[1]);
+        t[1] = _mm512_unpackhi_epi32(z[0], z[1]);
+        t[2] = _mm512_unpacklo_epi32(z[2], z[3]);
+        t[3] = _mm512_unpackhi_epi32(z[2], z[3]);
+        out[0] = _mm512_unpacklo_epi64(t[0], t[2]);
+        out[1] = _mm512_unpackhi_epi64(t[0], t[2]);
+        out[2] = _mm512_unpacklo_epi64(t[1], t[3]);
+        out[3] = _mm512_unpackhi_epi64(t[1], t[3]);
+    }
+}
+
+// the supported formats with a vector transpose of the 16 rows (see rows_t)
 static bool pack_fast(enum ggml_type type, int64_t nb, const uint8_t * x, size_t bx, int nrows, uint8_t * p) {
     if (bx > (size_t) INT32_MAX / TILE_R) {
         return false;
@@ -167,47 +379,191 @@ static bool pack_fast(enum ggml_type type, int64_t nb, const uint8_t * x, size_t
             for (int64_t b = 0; b < nb; b++) {
                 const uint8_t * blk = x + (size_t) b * sizeof(block_q8_0);
                 uint8_t * pb = p + (size_t) b * 640;
-                for (int g = 0; g < BLK / 4; g++) {
-                    w[g] = gather4(blk + 2 + 4 * g, vidx, m);
-                }
+                rows_t(blk + 2, bx, nrows, 8, w);
                 store_w(pb, w);
                 _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
                 _mm512_store_ps((void *) (pb + 576), gather_f16(blk, vidx, m));
             }
             return true;
-        case GGML_TYPE_Q4_0: {
-            const __m512i eight = _mm512_set1_epi8(8);
-            const __mmask64 mb = row_bytes(m); // absent rows must stay 0, not 0 - 8
+        case GGML_TYPE_Q4_0:
+        case GGML_TYPE_Q4_1:
+        case GGML_TYPE_Q5_0:
+        case GGML_TYPE_Q5_1:
+        case GGML_TYPE_IQ4_NL: {
+            // 32-element blocks of nibbles: element l in the low nibble of qs[l], l + 16 in the high one; the
+            // 5-bit formats add bit l of the 32-bit qh
+            size_t bsz, off_qs, off_qh = 0, off_m = 0;
+            int off = 0; // subtracted from the unsigned values
+            switch (type) {
+                case GGML_TYPE_Q4_0: bsz = sizeof(block_q4_0); off_qs = offsetof(block_q4_0, qs); off = 8; break;
+                case GGML_TYPE_Q4_1: bsz = sizeof(block_q4_1); off_qs = offsetof(block_q4_1, qs); off_m = offsetof(block_q4_1, m); break;
+                case GGML_TYPE_Q5_0: bsz = sizeof(block_q5_0); off_qs = offsetof(block_q5_0, qs); off_qh = offsetof(block_q5_0, qh); off = 16; break;
+                case GGML_TYPE_Q5_1: bsz = sizeof(block_q5_1); off_qs = offsetof(block_q5_1, qs); off_qh = offsetof(block_q5_1, qh); off_m = offsetof(block_q5_1, m); break;
+                default:             bsz = sizeof(block_iq4_nl); off_qs = offsetof(block_iq4_nl, qs); break;
+            }
+            const bool min = off_m != 0, iq = type == GGML_TYPE_IQ4_NL;
+            const size_t pbytes = block_bytes(kind_of(type));
+            const __m512i voff = _mm512_set1_epi8((char) off);
+            const __m512i grid = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) kvalues_iq4nl));
+            const __mmask64 mb = row_bytes(m); // absent rows must stay 0, not 0 - off
             for (int64_t b = 0; b < nb; b++) {
-                const uint8_t * blk = x + (size_t) b * sizeof(block_q4_0);
-                uint8_t * pb = p + (size_t) b * 640;
+                const uint8_t * blk = x + (size_t) b * bsz;
+                uint8_t * pb = p + (size_t) b * pbytes;
+                const __m512i qh = off_qh ? gather4(blk + off_qh, vidx, m) : _mm512_setzero_si512();
+                __m512i qt[4];
+                rows_t(blk + off_qs, bx, nrows, 4, qt);
                 for (int g = 0; g < 4; g++) {
-                    const __m512i q = gather4(blk + 2 + 4 * g, vidx, m);
-                    w[g]     = _mm512_maskz_sub_epi8(mb, _mm512_and_si512(q, m4), eight);
-                    w[g + 4] = _mm512_maskz_sub_epi8(mb, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), eight);
+                    const __m512i q = qt[g];
+                    __m512i lo = _mm512_and_si512(q, m4);
+                    __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+                    if (iq) {
+                        lo = _mm512_shuffle_epi8(grid, lo);
+                        hi = _mm512_shuffle_epi8(grid, hi);
+                    } else if (off_qh) {
+                        lo = _mm512_or_si512(lo, bits_to_bytes4(_mm512_srli_epi32(qh, 4 * g)));
+                        hi = _mm512_or_si512(hi, bits_to_bytes4(_mm512_srli_epi32(qh, 16 + 4 * g)));
+                    }
+                    w[g]     = _mm512_maskz_sub_epi8(mb, lo, voff);
+                    w[g + 4] = _mm512_maskz_sub_epi8(mb, hi, voff);
                 }
                 store_w(pb, w);
                 _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
                 _mm512_store_ps((void *) (pb + 576), gather_f16(blk, vidx, m));
+                if (min) {
+                    // w = d * q + m: the kernel subtracts m * (activation sum), so m is stored negated (the
+                    // absent rows' zeros stay +0, as in the scalar packer)
+                    const __m512 fm = gather_f16(blk + off_m, vidx, m);
+                    const __m512i sign = _mm512_set1_epi32((int) 0x80000000u);
+                    _mm512_store_ps((void *) (pb + 640), _mm512_castsi512_ps(_mm512_mask_xor_epi32(_mm512_castps_si512(fm), m, _mm512_castps_si512(fm), sign)));
+                }
             }
             return true;
         }
-        case GGML_TYPE_Q4_K: {
-            float sc[16 * 16], mn[16 * 16];
+        case GGML_TYPE_IQ4_XS: {
+            float sc[16 * 16], unused[16 * 16];
+            const __m512i grid = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) kvalues_iq4nl));
+            const __mmask64 mb = row_bytes(m);
             for (int64_t ib = 0; ib < nb / 8; ib++) {
-                const uint8_t * qs = x + (size_t) ib * sizeof(block_q4_K) + offsetof(block_q4_K, qs);
+                const uint8_t * qs = x + (size_t) ib * sizeof(block_iq4_xs) + offsetof(block_iq4_xs, qs);
+                k_scales(type, x, bx, nrows, ib, sc, unused);
+                for (int j = 0; j < 8; j++) {
+                    uint8_t * pb = p + (size_t) (8 * ib + j) * 640;
+                    __m512i qt[4];
+                    rows_t(qs + 16 * j, bx, nrows, 4, qt);
+                    for (int g = 0; g < 4; g++) {
+                        const __m512i q = qt[g];
+                        w[g]     = _mm512_maskz_shuffle_epi8(mb, grid, _mm512_and_si512(q, m4));
+                        w[g + 4] = _mm512_maskz_shuffle_epi8(mb, grid, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
+                    }
+                    store_w(pb, w);
+                    _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
+                    _mm512_store_ps((void *) (pb + 576), _mm512_loadu_ps(sc + 16 * j));
+                }
+            }
+            return true;
+        }
+        case GGML_TYPE_Q4_K:
+        case GGML_TYPE_Q5_K: {
+            float sc[16 * 16], mn[16 * 16];
+            const bool q5 = type == GGML_TYPE_Q5_K;
+            const size_t bsz = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+            const size_t off_qs = q5 ? offsetof(block_q5_K, qs) : offsetof(block_q4_K, qs);
+            const __m512i one = _mm512_set1_epi8(1);
+            for (int64_t ib = 0; ib < nb / 8; ib++) {
+                const uint8_t * qs = x + (size_t) ib * bsz + off_qs;
+                const uint8_t * qh = x + (size_t) ib * bsz + offsetof(block_q5_K, qh);
                 k_scales(type, x, bx, nrows, ib, sc, mn);
+                // the quants of each pair of sub-blocks transposed once (pair 0 here, the others as they come)
+                __m512i qt[8], ht[8];
+                rows_t(qs, bx, nrows, 8, qt);
+                if (q5) {
+                    rows_t(qh, bx, nrows, 8, ht);
+                }
                 for (int j = 0; j < 8; j++) {
                     uint8_t * pb = p + (size_t) (8 * ib + j) * 704;
-                    // sub-block j: low nibbles (j even) or high nibbles (j odd) of qs[32 * (j / 2) ...]
+                    if (j % 2 == 0 && j > 0) {
+                        rows_t(qs + 32 * (j / 2), bx, nrows, 8, qt);
+                    }
+                    // sub-block j: low nibbles (j even) or high nibbles (j odd) of qs[32 * (j / 2) ...]; Q5_K's
+                    // fifth bit of element l is bit j of qh[l] (a 16-bit shift by j < 8 keeps each byte's own bit)
                     for (int g = 0; g < 8; g++) {
-                        const __m512i q = gather4(qs + 32 * (j / 2) + 4 * g, vidx, m);
+                        const __m512i q = qt[g];
                         w[g] = _mm512_and_si512(j & 1 ? _mm512_srli_epi16(q, 4) : q, m4);
+                        if (q5) {
+                            const __m512i h = _mm512_and_si512(_mm512_srli_epi16(ht[g], j), one);
+                            w[g] = _mm512_or_si512(w[g], _mm512_slli_epi16(h, 4));
+                        }
                     }
                     store_w(pb, w);
                     _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
                     _mm512_store_ps((void *) (pb + 576), _mm512_loadu_ps(sc + 16 * j));
                     _mm512_store_ps((void *) (pb + 640), _mm512_loadu_ps(mn + 16 * j));
+                }
+            }
+            return true;
+        }
+        case GGML_TYPE_Q2_K: {
+            float sc[16 * 16], mn[16 * 16];
+            __m512i qt[8];
+            const __m512i m2 = _mm512_set1_epi8(0x03);
+            for (int64_t ib = 0; ib < nb / 8; ib++) {
+                const uint8_t * blk = x + (size_t) ib * sizeof(block_q2_K);
+                k_scales(type, x, bx, nrows, ib, sc, mn);
+                // the quants of each half transposed once (half 0 here, half 1 as it comes)
+                rows_t(blk + offsetof(block_q2_K, qs), bx, nrows, 8, qt);
+                for (int j = 0; j < 8; j++) {
+                    // 32-element block j: 2-bit plane j % 4 of qs[32 * (j / 4) + l] (absent rows read as zeros)
+                    const uint8_t * qs = blk + offsetof(block_q2_K, qs) + 32 * (j / 4);
+                    uint8_t * pb = p + (size_t) (8 * ib + j) * 896;
+                    if (j == 4) {
+                        rows_t(qs, bx, nrows, 8, qt);
+                    }
+                    for (int g = 0; g < 8; g++) {
+                        w[g] = _mm512_and_si512(_mm512_srli_epi16(qt[g], 2 * (j % 4)), m2);
+                    }
+                    store_w(pb, w);
+                    _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 4));
+                    _mm512_store_si512((void *) (pb + 576), corr_of(w, 4, 8));
+                    _mm512_store_ps((void *) (pb + 640), _mm512_loadu_ps(sc + 16 * (2 * j)));
+                    _mm512_store_ps((void *) (pb + 704), _mm512_loadu_ps(sc + 16 * (2 * j + 1)));
+                    _mm512_store_ps((void *) (pb + 768), _mm512_loadu_ps(mn + 16 * (2 * j)));
+                    _mm512_store_ps((void *) (pb + 832), _mm512_loadu_ps(mn + 16 * (2 * j + 1)));
+                }
+            }
+            return true;
+        }
+        case GGML_TYPE_Q3_K: {
+            float sc[16 * 16], unused[16 * 16];
+            const __m512i m2 = _mm512_set1_epi8(0x03);
+            const __m512i one = _mm512_set1_epi8(1);
+            const __m512i four = _mm512_set1_epi8(4);
+            const __mmask64 mb = row_bytes(m);
+            for (int64_t ib = 0; ib < nb / 8; ib++) {
+                const uint8_t * blk = x + (size_t) ib * sizeof(block_q3_K);
+                k_scales(type, x, bx, nrows, ib, sc, unused);
+                // hmask transposed once, the quants once per half (half 0 here, half 1 as it comes)
+                __m512i qt[8], ht[8];
+                rows_t(blk + offsetof(block_q3_K, hmask), bx, nrows, 8, ht);
+                rows_t(blk + offsetof(block_q3_K, qs), bx, nrows, 8, qt);
+                for (int j = 0; j < 8; j++) {
+                    // 32-element block j: half h = j / 4, 2-bit plane pl = j % 4 of qs[32 * h + l], high bit
+                    // 4 * h + pl of hmask[l] (clear: the value is 4 lower); 16-bit shifts by < 8 keep each byte's bits
+                    const int h = j / 4, pl = j % 4;
+                    const uint8_t * qs = blk + offsetof(block_q3_K, qs) + 32 * h;
+                    uint8_t * pb = p + (size_t) (8 * ib + j) * 768;
+                    if (j == 4) {
+                        rows_t(qs, bx, nrows, 8, qt);
+                    }
+                    for (int g = 0; g < 8; g++) {
+                        const __m512i lo = _mm512_and_si512(_mm512_srli_epi16(qt[g], 2 * pl), m2);
+                        const __m512i hb = _mm512_and_si512(_mm512_srli_epi16(ht[g], 4 * h + pl), one);
+                        w[g] = _mm512_maskz_sub_epi8(mb, _mm512_or_si512(lo, _mm512_slli_epi16(hb, 2)), four);
+                    }
+                    store_w(pb, w);
+                    _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 4));
+                    _mm512_store_si512((void *) (pb + 576), corr_of(w, 4, 8));
+                    _mm512_store_ps((void *) (pb + 640), _mm512_loadu_ps(sc + 16 * (2 * j)));
+                    _mm512_store_ps((void *) (pb + 704), _mm512_loadu_ps(sc + 16 * (2 * j + 1)));
                 }
             }
             return true;
@@ -220,15 +576,22 @@ static bool pack_fast(enum ggml_type type, int64_t nb, const uint8_t * x, size_t
             for (int64_t ib = 0; ib < nb / 8; ib++) {
                 const uint8_t * blk = x + (size_t) ib * sizeof(block_q6_K);
                 k_scales(type, x, bx, nrows, ib, sc, unused);
+                __m512i ht[8];
+                rows_t(blk + offsetof(block_q6_K, qh), bx, nrows, 8, ht); // half 0's high bits; half 1's at j = 4
                 for (int j = 0; j < 8; j++) {
                     // 32-element block j: half h = j / 4 of the super-block, quarter q = j % 4 within it
                     const int h = j / 4, q = j % 4;
                     const uint8_t * ql = blk + offsetof(block_q6_K, ql) + 64 * h + 32 * (q & 1);
                     const uint8_t * qh = blk + offsetof(block_q6_K, qh) + 32 * h;
                     uint8_t * pb = p + (size_t) (8 * ib + j) * 768;
+                    __m512i lt[8];
+                    rows_t(ql, bx, nrows, 8, lt);
+                    if (j == 4) {
+                        rows_t(qh, bx, nrows, 8, ht);
+                    }
                     for (int g = 0; g < 8; g++) {
-                        const __m512i lo = gather4(ql + 4 * g, vidx, m);
-                        const __m512i hi = gather4(qh + 4 * g, vidx, m);
+                        const __m512i lo = lt[g];
+                        const __m512i hi = ht[g];
                         const __m512i l4 = _mm512_and_si512(q >= 2 ? _mm512_srli_epi16(lo, 4) : lo, m4);
                         const __m512i h2 = _mm512_and_si512(_mm512_srlv_epi16(hi, _mm512_set1_epi16((short) (2 * q))), m2);
                         w[g] = _mm512_maskz_sub_epi8(mb, _mm512_or_si512(l4, _mm512_slli_epi16(h2, 4)), k32);
@@ -247,29 +610,54 @@ static bool pack_fast(enum ggml_type type, int64_t nb, const uint8_t * x, size_t
     }
 }
 
-// F16 tile: element i of the 16 rows as 16 halves at 32 * i (one load + one conversion feeds 16 rows)
-static void pack_f16(int64_t k, const uint8_t * x, size_t bx, int nrows, uint8_t * p) {
-    if (bx <= (size_t) INT32_MAX / TILE_R) {
-        const __mmask16 m = (__mmask16) (nrows >= TILE_R ? 0xffffu : ((1u << nrows) - 1u));
-        const __m512i vidx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                                _mm512_set1_epi32((int) bx));
-        int64_t i = 0;
-        for (; i + 2 <= k; i += 2) {
-            const __m512i v = gather4(x + 2 * i, vidx, m);
-            _mm256_store_si256((__m256i *) (p + 32 * i), _mm512_cvtepi32_epi16(v));
-            _mm256_store_si256((__m256i *) (p + 32 * (i + 1)), _mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16)));
+// float tile: element i of the 16 rows as 16 floats at 64 * i, converted once here rather than in each of
+// the column panels' passes (the FMA tile then does one load per 16 FMAs and no conversion)
+static float float_at(enum ggml_type type, const uint8_t * p) {
+    switch (type) {
+        case GGML_TYPE_F16: {
+            ggml_fp16_t h;
+            memcpy(&h, p, 2);
+            return GGML_FP16_TO_FP32(h);
         }
-        if (i == k) {
-            return;
+        case GGML_TYPE_BF16: {
+            uint16_t h;
+            memcpy(&h, p, 2);
+            const uint32_t u = (uint32_t) h << 16;
+            float f;
+            memcpy(&f, &u, 4);
+            return f;
+        }
+        default: {
+            float f;
+            memcpy(&f, p, 4);
+            return f;
         }
     }
-    for (int64_t i = 0; i < k; i++) {
-        for (int r = 0; r < TILE_R; r++) {
-            ggml_fp16_t h = 0;
-            if (r < nrows) {
-                memcpy(&h, x + (size_t) r * bx + 2 * i, 2);
+}
+
+static void pack_float(enum ggml_type type, int64_t k, const uint8_t * x, size_t bx, int nrows, uint8_t * p) {
+    float * out = (float *) p;
+    const size_t es = ggml_type_size(type);
+    const int64_t per = 32 / (int64_t) es; // elements in 32 bytes, which rows_t transposes as 8 words
+    int64_t i = 0;
+    for (; i + per <= k; i += per) {
+        __m512i v[8];
+        rows_t(x + es * (size_t) i, bx, nrows, 8, v);
+        for (int j = 0; j < 8; j++) {
+            if (type == GGML_TYPE_F32) {
+                _mm512_store_si512((void *) (out + 16 * (i + j)), v[j]);
+            } else if (type == GGML_TYPE_F16) { // word j: elements 2 j (low half) and 2 j + 1
+                _mm512_store_ps(out + 16 * (i + 2 * j), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v[j])));
+                _mm512_store_ps(out + 16 * (i + 2 * j + 1), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v[j], 16))));
+            } else { // BF16: a bf16 is the top half of its float
+                _mm512_store_si512((void *) (out + 16 * (i + 2 * j)), _mm512_slli_epi32(v[j], 16));
+                _mm512_store_si512((void *) (out + 16 * (i + 2 * j + 1)), _mm512_and_si512(v[j], _mm512_set1_epi32((int) 0xffff0000u)));
             }
-            memcpy(p + 32 * i + 2 * r, &h, 2);
+        }
+    }
+    for (; i < k; i++) {
+        for (int r = 0; r < TILE_R; r++) {
+            out[16 * i + r] = r < nrows ? float_at(type, x + (size_t) r * bx + es * (size_t) i) : 0.0f;
         }
     }
 }
@@ -277,51 +665,70 @@ static void pack_f16(int64_t k, const uint8_t * x, size_t bx, int nrows, uint8_t
 void ggml_cpu_gemm_pack(enum ggml_type type, int64_t k, const void * x, size_t bx, int nrows, void * pack) {
     const int64_t nb = k / BLK;
     uint8_t * p = pack;
-    if (type == GGML_TYPE_F16) {
-        pack_f16(k, x, bx, nrows, p);
+    if (is_float(type)) {
+        pack_float(type, k, x, bx, nrows, p);
         return;
     }
     if (pack_fast(type, nb, x, bx, nrows, p)) {
         return;
     }
-    // Q5_0 and IQ4_NL (the other types are always packed by pack_fast, given the row stride limit of gemm.h)
+    // the other formats: decoded row by row (the types of pack_fast always go there, given the row stride
+    // limit of gemm.h)
+    const enum pack_kind kind = kind_of(type);
+    const size_t pbytes = block_bytes(kind);
     for (int r = 0; r < TILE_R; r++) {
         const char * row = (const char *) x + (size_t) r * bx;
         for (int64_t b = 0; b < nb; b++) {
-            uint8_t * pb = p + (size_t) b * 640;
+            uint8_t * pb = p + (size_t) b * pbytes;
             int8_t v[BLK];
-            float d = 0.0f;
+            struct blk_scales f = { { 0.0f, 0.0f }, { 0.0f, 0.0f } };
             if (r < nrows) {
-                d = decode_block(type, row, b, v);
+                decode_block(type, row, b, v, &f);
             } else {
                 memset(v, 0, sizeof(v));
             }
-            int32_t sum = 0;
+            int32_t sum[2] = { 0, 0 };
             for (int g = 0; g < BLK / 4; g++) {
                 memcpy(pb + 64 * g + 4 * r, v + 4 * g, 4);
-                sum += v[4 * g] + v[4 * g + 1] + v[4 * g + 2] + v[4 * g + 3];
+                sum[g / 4] += v[4 * g] + v[4 * g + 1] + v[4 * g + 2] + v[4 * g + 3];
             }
-            const int32_t corr = -128 * sum;
+            if (kind == KIND_HALF || kind == KIND_HALF_MIN) {
+                const int32_t c0 = -128 * sum[0], c1 = -128 * sum[1];
+                memcpy(pb + 512 + 4 * r, &c0, 4);
+                memcpy(pb + 576 + 4 * r, &c1, 4);
+                memcpy(pb + 640 + 4 * r, &f.d[0], 4);
+                memcpy(pb + 704 + 4 * r, &f.d[1], 4);
+                if (kind == KIND_HALF_MIN) {
+                    memcpy(pb + 768 + 4 * r, &f.m[0], 4);
+                    memcpy(pb + 832 + 4 * r, &f.m[1], 4);
+                }
+                continue;
+            }
+            const int32_t corr = -128 * (sum[0] + sum[1]);
             memcpy(pb + 512 + 4 * r, &corr, 4);
-            memcpy(pb + 576 + 4 * r, &d, 4);
+            memcpy(pb + 576 + 4 * r, &f.d[0], 4);
+            if (kind == KIND_MIN) {
+                memcpy(pb + 640 + 4 * r, &f.m[0], 4);
+            }
         }
     }
 }
 
 size_t ggml_cpu_gemm_act_size(enum ggml_type type, int64_t k, int64_t ncols) {
-    if (type == GGML_TYPE_F16) {
+    if (is_float(type)) {
         ncols = (ncols + GGML_CPU_GEMM_PANEL - 1) / GGML_CPU_GEMM_PANEL * GGML_CPU_GEMM_PANEL;
     }
     return ggml_cpu_gemm_act_row_size(type, k) * (size_t) ncols;
 }
 
-void ggml_cpu_gemm_act_from_float(enum ggml_type type, const float * x, void * act, int64_t k, int64_t col) {
+// float weights: the activations rounded as the vec_dot path rounds them (F16 and BF16: through its own
+// format, so each product with a weight is exact in F32 and only the summation order differs from vec_dot;
+// F32: as they are), element i of the panel's columns side by side
+static void act_float(enum ggml_type type, const float * x, float * act, int64_t k, int64_t col) {
+    float * y = act + (col / GGML_CPU_GEMM_PANEL) * k * GGML_CPU_GEMM_PANEL + col % GGML_CPU_GEMM_PANEL;
+    const __m512i stride = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                              _mm512_set1_epi32(GGML_CPU_GEMM_PANEL));
     if (type == GGML_TYPE_F16) {
-        // rounded through F16 like the vec_dot path's activations: each product with an F16 weight is then
-        // exact in F32 and only the summation order differs from vec_dot
-        float * y = (float *) act + (col / GGML_CPU_GEMM_PANEL) * k * GGML_CPU_GEMM_PANEL + col % GGML_CPU_GEMM_PANEL;
-        const __m512i stride = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                                  _mm512_set1_epi32(GGML_CPU_GEMM_PANEL));
         int64_t i = 0;
         for (; i + 16 <= k; i += 16) {
             const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -332,43 +739,79 @@ void ggml_cpu_gemm_act_from_float(enum ggml_type type, const float * x, void * a
         }
         return;
     }
+    if (type == GGML_TYPE_F32) {
+        for (int64_t i = 0; i < k; i++) {
+            y[i * GGML_CPU_GEMM_PANEL] = x[i];
+        }
+        return;
+    }
+    // BF16: the vec_dot path's own converter (its rounding and NaN handling), in pieces
+    const ggml_cpu_from_float_t to_bf16 = ggml_cpu_get_kernels(GGML_TYPE_BF16)->from_float;
+    for (int64_t i0 = 0; i0 < k; i0 += 256) {
+        const int64_t n = k - i0 < 256 ? k - i0 : 256;
+        uint16_t h[256];
+        to_bf16(x + i0, h, n);
+        for (int64_t i = 0; i < n; i++) {
+            const uint32_t u = (uint32_t) h[i] << 16;
+            memcpy(&y[(i0 + i) * GGML_CPU_GEMM_PANEL], &u, 4);
+        }
+    }
+}
+
+// stores quantized block b (32 values qs with scale d) as unsigned bytes, its scale and s (see below; not
+// when s is NULL)
+static inline void act_block(uint8_t * q, float * d, float * s, int64_t b, const int8_t * qs, float scale, bool has_s,
+                             float s_given) {
+    const __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) qs), _mm256_set1_epi8((char) 0x80));
+    _mm256_storeu_si256((__m256i *) (q + b * BLK), u);
+    // sum of the unsigned bytes (four partial sums of 8), less the 32 offsets of 128
+    const __m256i s4 = _mm256_sad_epu8(u, _mm256_setzero_si256());
+    const int sum = (int) (_mm256_extract_epi64(s4, 0) + _mm256_extract_epi64(s4, 1) + _mm256_extract_epi64(s4, 2) +
+                           _mm256_extract_epi64(s4, 3)) - 128 * BLK;
+    d[b] = scale;
+    if (s != NULL) {
+        s[b] = has_s ? s_given : scale * (float) sum;
+    }
+}
+
+void ggml_cpu_gemm_act_from_float(enum ggml_type type, const float * x, void * act, int64_t k, int64_t col) {
+    if (is_float(type)) {
+        act_float(type, x, act, k, col);
+        return;
+    }
     act = (uint8_t *) act + (size_t) col * ggml_cpu_gemm_act_row_size(type, k);
-    // the vec_dot path's quantizer (Q8_0, or Q8_K for the K-quants), so that every 32-element integer dot
-    // equals vec_dot's; Q8_0 blocks are independent, Q8_K takes whole super-blocks of 256
-    const bool kq = type == GGML_TYPE_Q4_K || type == GGML_TYPE_Q6_K;
-    const ggml_cpu_from_float_t quant = ggml_cpu_get_kernels(kq ? GGML_TYPE_Q8_K : GGML_TYPE_Q8_0)->from_float;
+    // the vec_dot path's quantizer (Q8_0, Q8_1, or Q8_K for the K-quants and IQ4_XS), so that every
+    // 32-element integer dot equals vec_dot's; Q8_0/Q8_1 blocks are independent, Q8_K takes super-blocks of 256.
+    // s is what vec_dot multiplies the weights' min with: d * (sum of q), or Q8_1's stored (F16) s
+    const enum ggml_type vdt = ggml_cpu_get_kernels(type)->vec_dot_type;
+    const ggml_cpu_from_float_t quant = ggml_cpu_get_kernels(vdt)->from_float;
     const int64_t nb = k / BLK;
-    const int per = kq ? QK_K / BLK : 1; // 32-element blocks per quantizer call
+    const int per = vdt == GGML_TYPE_Q8_K ? QK_K / BLK : 1; // 32-element blocks per quantizer call
+    const bool half_min = kind_of(type) == KIND_HALF_MIN;
     uint8_t * q = act;
     float * d = (float *) (q + k);
     float * s = d + nb;
-    const __m256i bias = _mm256_set1_epi8((char) 0x80);
     for (int64_t b0 = 0; b0 < nb; b0 += per) {
-        int8_t qs[QK_K];
-        float scale[QK_K / BLK];
-        if (kq) {
+        if (vdt == GGML_TYPE_Q8_K) {
             block_q8_K blk;
             quant(x + b0 * BLK, &blk, QK_K);
-            memcpy(qs, blk.qs, QK_K);
             for (int j = 0; j < per; j++) {
-                scale[j] = blk.d;
+                act_block(q, d, half_min ? NULL : s, b0 + j, blk.qs + j * BLK, blk.d, false, 0.0f);
             }
+            if (half_min) {
+                // an s per 16 elements instead (Q8_K's bsums), which Q2_K's mins meet
+                for (int i = 0; i < 2 * per; i++) {
+                    s[2 * b0 + i] = blk.d * (float) blk.bsums[i];
+                }
+            }
+        } else if (vdt == GGML_TYPE_Q8_1) {
+            block_q8_1 blk;
+            quant(x + b0 * BLK, &blk, BLK);
+            act_block(q, d, s, b0, blk.qs, GGML_FP16_TO_FP32(blk.d), true, GGML_FP16_TO_FP32(blk.s));
         } else {
             block_q8_0 blk;
             quant(x + b0 * BLK, &blk, BLK);
-            memcpy(qs, blk.qs, BLK);
-            scale[0] = GGML_FP16_TO_FP32(blk.d);
-        }
-        for (int j = 0; j < per; j++) {
-            const int64_t b = b0 + j;
-            const __m256i u = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (qs + j * BLK)), bias);
-            _mm256_storeu_si256((__m256i *) (q + b * BLK), u);
-            // sum of the unsigned bytes (four partial sums of 8), less the 32 offsets of 128
-            const __m256i s4 = _mm256_sad_epu8(u, _mm256_setzero_si256());
-            const int sum = (int) (_mm256_extract_epi64(s4, 0) + _mm256_extract_epi64(s4, 1) +
-                                   _mm256_extract_epi64(s4, 2) + _mm256_extract_epi64(s4, 3)) - 128 * BLK;
-            d[b] = scale[j];
-            s[b] = scale[j] * (float) sum;
+            act_block(q, d, s, b0, blk.qs, GGML_FP16_TO_FP32(blk.d), false, 0.0f);
         }
     }
 }
@@ -400,7 +843,8 @@ static inline __attribute__((always_inline)) void tile_cols(int64_t k, const uin
         const __m512i w6 = _mm512_load_si512((const void *) (p + 6 * 64));
         const __m512i w7 = _mm512_load_si512((const void *) (p + 7 * 64));
         const __m512i c0 = _mm512_load_si512((const void *) (p + 512));
-        const __m512i c1 = KIND == KIND_HALF ? _mm512_load_si512((const void *) (p + 576)) : _mm512_setzero_si512();
+        const bool half = KIND == KIND_HALF || KIND == KIND_HALF_MIN;
+        const __m512i c1 = half ? _mm512_load_si512((const void *) (p + 576)) : _mm512_setzero_si512();
         for (int c = 0; c < NC; c++) {
             const uint8_t * a = act + (size_t) c * bact + (size_t) b * BLK;
             const float * ad = (const float *) (act + (size_t) c * bact + (size_t) k);
@@ -415,10 +859,15 @@ static inline __attribute__((always_inline)) void tile_cols(int64_t k, const uin
             s0 = _mm512_dpbusd_epi32(s0, bcast4(a + 12), w3);
             s1 = _mm512_dpbusd_epi32(s1, bcast4(a + 28), w7);
             const __m512 da = _mm512_set1_ps(ad[b]);
-            if (KIND == KIND_HALF) {
+            if (half) {
                 const __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0), _mm512_load_ps((const float *) (p + 640)),
                                                  _mm512_mul_ps(_mm512_cvtepi32_ps(s1), _mm512_load_ps((const float *) (p + 704))));
                 facc[c] = _mm512_fmadd_ps(t, da, facc[c]);
+                if (KIND == KIND_HALF_MIN) {
+                    // each half's min meets its own activation sum (Q2_K)
+                    facc[c] = _mm512_fnmadd_ps(_mm512_load_ps((const float *) (p + 768)), _mm512_set1_ps(ad[nb + 2 * b]), facc[c]);
+                    facc[c] = _mm512_fnmadd_ps(_mm512_load_ps((const float *) (p + 832)), _mm512_set1_ps(ad[nb + 2 * b + 1]), facc[c]);
+                }
             } else {
                 const __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1));
                 facc[c] = _mm512_fmadd_ps(f, _mm512_mul_ps(_mm512_load_ps((const float *) (p + 576)), da), facc[c]);
@@ -455,17 +904,17 @@ static inline __attribute__((always_inline)) void run_kind(int64_t k, const uint
     }
 }
 
-#define COLS_F16 16 // 16 accumulators; each FMA takes its activation as an embedded broadcast
+#define COLS_FLT 16 // 16 accumulators; each FMA takes its activation as an embedded broadcast
 
 // NC columns of one panel (a single sequential stream of activations)
-static inline __attribute__((always_inline)) void tile_f16(int64_t k, const uint8_t * pack, const float * panel,
+static inline __attribute__((always_inline)) void tile_float(int64_t k, const uint8_t * pack, const float * panel,
                                                            const int NC, float * dst, size_t bdst, __mmask16 mask) {
-    __m512 facc[COLS_F16];
+    __m512 facc[COLS_FLT];
     for (int c = 0; c < NC; c++) {
         facc[c] = _mm512_setzero_ps();
     }
     for (int64_t i = 0; i < k; i++) {
-        const __m512 w = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *) (pack + 32 * i)));
+        const __m512 w = _mm512_load_ps((const float *) (pack + 64 * i));
         const float * a = panel + i * GGML_CPU_GEMM_PANEL;
         for (int c = 0; c < NC; c++) {
             facc[c] = _mm512_fmadd_ps(w, _mm512_set1_ps(a[c]), facc[c]);
@@ -476,28 +925,28 @@ static inline __attribute__((always_inline)) void tile_f16(int64_t k, const uint
     }
 }
 
-static void run_f16(int64_t k, const uint8_t * pack, const uint8_t * act, int ncols, float * dst, size_t bdst,
+static void run_float(int64_t k, const uint8_t * pack, const uint8_t * act, int ncols, float * dst, size_t bdst,
                     __mmask16 mask) {
-    for (int c = 0; c < ncols; c += COLS_F16) {
-        const float * panel = (const float *) act + (size_t) (c / COLS_F16) * (size_t) k * COLS_F16;
+    for (int c = 0; c < ncols; c += COLS_FLT) {
+        const float * panel = (const float *) act + (size_t) (c / COLS_FLT) * (size_t) k * COLS_FLT;
         float * d = (float *) ((char *) dst + (size_t) c * bdst);
-        switch (ncols - c >= COLS_F16 ? COLS_F16 : ncols - c) {
-            case 16: tile_f16(k, pack, panel, 16, d, bdst, mask); break;
-            case 15: tile_f16(k, pack, panel, 15, d, bdst, mask); break;
-            case 14: tile_f16(k, pack, panel, 14, d, bdst, mask); break;
-            case 13: tile_f16(k, pack, panel, 13, d, bdst, mask); break;
-            case 12: tile_f16(k, pack, panel, 12, d, bdst, mask); break;
-            case 11: tile_f16(k, pack, panel, 11, d, bdst, mask); break;
-            case 10: tile_f16(k, pack, panel, 10, d, bdst, mask); break;
-            case 9:  tile_f16(k, pack, panel, 9, d, bdst, mask); break;
-            case 8:  tile_f16(k, pack, panel, 8, d, bdst, mask); break;
-            case 7:  tile_f16(k, pack, panel, 7, d, bdst, mask); break;
-            case 6:  tile_f16(k, pack, panel, 6, d, bdst, mask); break;
-            case 5:  tile_f16(k, pack, panel, 5, d, bdst, mask); break;
-            case 4:  tile_f16(k, pack, panel, 4, d, bdst, mask); break;
-            case 3:  tile_f16(k, pack, panel, 3, d, bdst, mask); break;
-            case 2:  tile_f16(k, pack, panel, 2, d, bdst, mask); break;
-            default: tile_f16(k, pack, panel, 1, d, bdst, mask); break;
+        switch (ncols - c >= COLS_FLT ? COLS_FLT : ncols - c) {
+            case 16: tile_float(k, pack, panel, 16, d, bdst, mask); break;
+            case 15: tile_float(k, pack, panel, 15, d, bdst, mask); break;
+            case 14: tile_float(k, pack, panel, 14, d, bdst, mask); break;
+            case 13: tile_float(k, pack, panel, 13, d, bdst, mask); break;
+            case 12: tile_float(k, pack, panel, 12, d, bdst, mask); break;
+            case 11: tile_float(k, pack, panel, 11, d, bdst, mask); break;
+            case 10: tile_float(k, pack, panel, 10, d, bdst, mask); break;
+            case 9:  tile_float(k, pack, panel, 9, d, bdst, mask); break;
+            case 8:  tile_float(k, pack, panel, 8, d, bdst, mask); break;
+            case 7:  tile_float(k, pack, panel, 7, d, bdst, mask); break;
+            case 6:  tile_float(k, pack, panel, 6, d, bdst, mask); break;
+            case 5:  tile_float(k, pack, panel, 5, d, bdst, mask); break;
+            case 4:  tile_float(k, pack, panel, 4, d, bdst, mask); break;
+            case 3:  tile_float(k, pack, panel, 3, d, bdst, mask); break;
+            case 2:  tile_float(k, pack, panel, 2, d, bdst, mask); break;
+            default: tile_float(k, pack, panel, 1, d, bdst, mask); break;
         }
     }
 }
@@ -505,13 +954,14 @@ static void run_f16(int64_t k, const uint8_t * pack, const uint8_t * act, int nc
 void ggml_cpu_gemm_run(enum ggml_type type, int64_t k, const void * pack, int nrows, const void * act, size_t bact,
                        int ncols, float * dst, size_t bdst) {
     const __mmask16 mask = (__mmask16) (nrows >= TILE_R ? 0xffffu : ((1u << nrows) - 1u));
-    if (type == GGML_TYPE_F16) {
-        run_f16(k, pack, act, ncols, dst, bdst, mask);
+    if (is_float(type)) {
+        run_float(k, pack, act, ncols, dst, bdst, mask);
         return;
     }
     switch (kind_of(type)) {
         case KIND_PLAIN: run_kind(k, pack, act, bact, ncols, KIND_PLAIN, dst, bdst, mask); break;
         case KIND_MIN:   run_kind(k, pack, act, bact, ncols, KIND_MIN, dst, bdst, mask); break;
         case KIND_HALF:  run_kind(k, pack, act, bact, ncols, KIND_HALF, dst, bdst, mask); break;
+        case KIND_HALF_MIN: run_kind(k, pack, act, bact, ncols, KIND_HALF_MIN, dst, bdst, mask); break;
     }
 }

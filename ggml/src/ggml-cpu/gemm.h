@@ -1,14 +1,17 @@
 // Register-tiled GEMM for matrix products with many activation columns (prompt processing).
 //
 // Weights are repacked on the fly, GGML_CPU_GEMM_ROWS rows at a time, into a tile where one 512-bit load
-// feeds the same elements of all 16 rows. Quantized weights become int8 in 32-element blocks with per-row
-// scales (and mins / 16-element scales for the K-quants); activations are quantized once per matmul with the
-// vec_dot path's quantizer (Q8_0, Q8_K for the K-quants) and stored as unsigned bytes (q + 128) with a float
-// scale and sum per 32 elements. Each 32-element block is an exact int32 dot per (row, column) (vpdpbusd),
-// equal to vec_dot's: the result differs from vec_dot only by the float operations over blocks.
-// F16 weights stay F16 in the tile (converted per load); activations are rounded through F16 as in the
-// vec_dot path (so every product is exact) and stored in panels of GGML_CPU_GEMM_PANEL columns, element i of
-// the panel's columns side by side, which the F32 FMA tile reads as a single stream.
+// feeds the same elements of all 16 rows. Quantized weights (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, IQ4_XS,
+// Q2_K..Q6_K) become int8 in 32-element blocks with per-row scales (and mins / 16-element scales for the
+// K-quants); activations are quantized once per matmul with the vec_dot path's quantizer (Q8_0, Q8_1, or
+// Q8_K for the K-quants and IQ4_XS) and stored as unsigned bytes (q + 128) with a float scale and sum per 32
+// elements (Q2_K: per 16). Each 32-element block is an exact int32 dot per (row, column) (vpdpbusd), equal
+// to vec_dot's: the result differs from vec_dot only by the float operations over blocks.
+// Float weights (F16, BF16, F32) are converted to F32 in the tile; activations are rounded through the
+// weight's format as in the vec_dot path (F16, BF16: every product is then exact; F32: as they are) and
+// stored in panels of GGML_CPU_GEMM_PANEL columns, element i of the panel's columns side by side, which the
+// F32 FMA tile reads as a single stream. The float tile runs at the FMA unit's throughput; products of F16
+// values need F32 FMAs to stay exact (vdpbf16ps would need four bf16 products per F16 product).
 //
 // Internal to the CPU backend (ops-matmul.c, ggml-cpu.c, tests).
 #pragma once
@@ -30,7 +33,8 @@ extern "C" {
 // true if weights of this type have a GEMM on the active ISA (the functions below may only be called then)
 bool   ggml_cpu_gemm_supported(enum ggml_type type);
 
-// bytes of one packed tile of rows with k elements (k a multiple of 32); 64-byte aligned tiles are expected
+// bytes of one packed tile of rows with k elements (k a multiple of 32, of 256 for the K-quants and IQ4_XS;
+// any k for the float types); 64-byte aligned tiles are expected
 size_t ggml_cpu_gemm_pack_size(enum ggml_type type, int64_t k);
 // bytes of one converted activation row of k elements for weights of this type (a multiple of 64; for F16
 // the row's share of its panel, k floats)
@@ -42,15 +46,16 @@ size_t ggml_cpu_gemm_act_size(enum ggml_type type, int64_t k, int64_t ncols);
 // INT32_MAX / GGML_CPU_GEMM_ROWS bytes) into pack; missing rows are zero
 void ggml_cpu_gemm_pack(enum ggml_type type, int64_t k, const void * x, size_t bx, int nrows, void * pack);
 // converts k floats into one activation row for weights of the given type: for the quantized types 8-bit
-// values and scales bit-identical to the vec_dot path's (Q8_0 or Q8_K); for F16, floats rounded through F16
-// writes column col of the activations starting at act
+// values and scales bit-identical to the vec_dot path's (Q8_0, Q8_1 or Q8_K); for F16 and BF16, floats
+// rounded through that format; writes column col of the activations starting at act
 void ggml_cpu_gemm_act_from_float(enum ggml_type type, const float * x, void * act, int64_t k, int64_t col);
 // dst[r + c * bdst / 4] = dot(weight row r, activation column c) for r < nrows, c < ncols; act is what
 // ggml_cpu_gemm_act_from_float wrote (column 0 first), bact = ggml_cpu_gemm_act_row_size
 void ggml_cpu_gemm_run(enum ggml_type type, int64_t k, const void * pack, int nrows, const void * act, size_t bact, int ncols,
                        float * dst, size_t bdst);
 
-// extra work-buffer bytes mul_mat needs for the GEMM path of this node with n_threads (0 if it does not use it)
+// extra work-buffer bytes MUL_MAT / MUL_MAT_ID need for the GEMM path of this node with n_threads (0 if it
+// does not use it)
 size_t ggml_cpu_mul_mat_gemm_work_size(const struct ggml_tensor * node, int n_threads);
 
 #ifdef __cplusplus

@@ -617,7 +617,8 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
             return nth * pad_cl(sizeof(float) * (size_t) s0->ne[0] * 2);
         case GGML_OP_TOP_K:
         case GGML_OP_ARGSORT:
-            return nth * pad_cl(sizeof(int32_t) * (size_t) s0->ne[0]);
+            // per thread: indices and keys, twice (the radix sort's ping-pong buffers), see ops-misc.c
+            return nth * pad_cl(4 * sizeof(int32_t) * (size_t) s0->ne[0]);
         default:
             return 0;
     }

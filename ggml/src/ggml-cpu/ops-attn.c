@@ -1,71 +1,151 @@
-// FLASH_ATTN_EXT: softmax(scale * q·kᵀ (+ softcap) + slope * mask) · v with an online softmax. A task is a
-// block of FA_QB query rows of one head, so every K/V row is fetched (and V dequantized) once per block.
-// q is converted to K's vec-dot format, so q·k uses the same integer/half kernels as mul_mat; the V
-// accumulation is in F32.
+// FLASH_ATTN_EXT: softmax(scale * q·kᵀ (+ softcap) + slope * mask) · v with an online softmax, rounded
+// where llama.cpp's CPU backend rounds (its outputs are our reference):
+//
+// - row path (fewer than 64 query rows, or K/V quantized or of different types): per query row, q is
+//   converted to K's vec-dot type (F16 for F16 K, Q8_0 for Q4_0/Q8_0 K), each score is one vec_dot, the
+//   running max/sum are floats updated with expf, and V·softmax accumulates in V's precision: an F16
+//   accumulator rounded to F16 after every rescale and every multiply-add when V is F16, F32 otherwise.
+//   Several query rows share one pass over K/V (FA_QB); that changes no rounding.
+// - tiled path (64+ query rows, K and V both F16 or both F32, DV % 16 == 0): tiles of 64 query rows x 64
+//   K/V rows in F32: scores by a GEMM (one fma chain over the head dimension), a vectorized exp per tile
+//   with the tile's sum in double, and V·softmax by a second GEMM into F32 accumulators.
+//
+// Tasks are (query rows x heads) blocks handed out through the pool's chunk counter; the scratch of each
+// thread is carved from the work buffer (sized by ggml_cpu_fa_scratch_size), nothing is allocated here.
 
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
+#include "ops-attn.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
-size_t ggml_cpu_fa_scratch_size(int64_t DK, int64_t DV, size_t q_row_size) {
-    return FA_QB * GGML_PAD(q_row_size, GGML_CPU_CACHE_LINE) +
-           GGML_PAD(sizeof(float) * (size_t) (FA_QB * DV + DV + DK), GGML_CPU_CACHE_LINE);
+// ---- kernel table of the active ISA -----------------------------------------------------------------------
+
+static struct ggml_cpu_fa_kernels g_fa_tables[3];
+static pthread_once_t             g_fa_once = PTHREAD_ONCE_INIT;
+
+static void fa_tables_init(void) {
+    ggml_cpu_fa_kernels_scalar(&g_fa_tables[GGML_CPU_ISA_SCALAR]);
+    g_fa_tables[GGML_CPU_ISA_AVX2]   = g_fa_tables[GGML_CPU_ISA_SCALAR];
+    g_fa_tables[GGML_CPU_ISA_AVX512] = g_fa_tables[GGML_CPU_ISA_SCALAR];
+#if defined(__x86_64__) || defined(__i386__)
+    if (ggml_cpu_isa_supported(GGML_CPU_ISA_AVX2)) {
+        ggml_cpu_fa_kernels_avx2(&g_fa_tables[GGML_CPU_ISA_AVX2]);
+    }
+    if (ggml_cpu_isa_supported(GGML_CPU_ISA_AVX512)) {
+        ggml_cpu_fa_kernels_avx512(&g_fa_tables[GGML_CPU_ISA_AVX512]);
+    }
+#endif
 }
 
-void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
-    const struct ggml_tensor * q     = dst->src[0];
-    const struct ggml_tensor * k     = dst->src[1];
-    const struct ggml_tensor * v     = dst->src[2];
-    const struct ggml_tensor * mask  = dst->src[3];
-    const struct ggml_tensor * sinks = dst->src[4];
+const struct ggml_cpu_fa_kernels * ggml_cpu_fa_kernels_get(void) {
+    pthread_once(&g_fa_once, fa_tables_init);
+    return &g_fa_tables[ggml_cpu_isa_active()];
+}
 
-    const int64_t DK = q->ne[0];
-    const int64_t DV = v->ne[0];
-    const int64_t n_q = q->ne[1], n_head = q->ne[2], n_seq = q->ne[3];
-    const int64_t n_kv = k->ne[1];
-    const int64_t rk2 = n_head / k->ne[2];
-    const int64_t rv2 = n_head / v->ne[2];
-    const int64_t rk3 = n_seq / k->ne[3];
-    const int64_t rv3 = n_seq / v->ne[3];
-
-    float scale         = ggml_get_op_params_f32(dst, 0);
-    const float max_bias      = ggml_get_op_params_f32(dst, 1);
-    const float logit_softcap = ggml_get_op_params_f32(dst, 2);
-    if (logit_softcap != 0.0f) {
-        scale /= logit_softcap;
+const struct ggml_cpu_fa_kernels * ggml_cpu_fa_kernels_isa(enum ggml_cpu_isa isa) {
+    pthread_once(&g_fa_once, fa_tables_init);
+    if (!ggml_cpu_isa_supported(isa)) {
+        isa = GGML_CPU_ISA_SCALAR;
     }
+    return &g_fa_tables[isa];
+}
+
+// ---- scratch ---------------------------------------------------------------------------------------------
+
+static size_t pad_cl(size_t n) {
+    return GGML_PAD(n, GGML_CPU_CACHE_LINE);
+}
+
+// row path: FA_QB converted q rows, FA_QB F32 and F16 accumulators, one dequantized V row, one q gather row
+static size_t fa_row_scratch(int64_t DK, int64_t DV, size_t q_row_size) {
+    return FA_QB * (pad_cl(q_row_size) + pad_cl(sizeof(float) * (size_t) DV) + pad_cl(sizeof(ggml_fp16_t) * (size_t) DV)) +
+           pad_cl(sizeof(float) * (size_t) DV) + pad_cl(sizeof(float) * (size_t) DK);
+}
+
+// tiled path: q tiles and accumulators of a head group, scores, mask, V tile, transposed K tile (all F32).
+// The score tile doubles as the buffer of one converted K row, so it must hold DK floats.
+static size_t fa_tile_scratch(int64_t DK, int64_t DV) {
+    const size_t q  = GGML_FA_TILE_Q;
+    const size_t kv = GGML_FA_TILE_KV;
+    const size_t kq = q * kv > (size_t) DK ? q * kv : (size_t) DK;
+    return GGML_FA_MAX_GROUP * (pad_cl(sizeof(float) * q * (size_t) DK) + pad_cl(sizeof(float) * q * (size_t) DV)) +
+           pad_cl(sizeof(float) * kq) + pad_cl(sizeof(float) * q * kv) + pad_cl(sizeof(float) * kv * (size_t) DV) +
+           pad_cl(sizeof(float) * kv * (size_t) DK);
+}
+
+size_t ggml_cpu_fa_scratch_size(int64_t DK, int64_t DV, size_t q_row_size) {
+    const size_t a = fa_row_scratch(DK, DV, q_row_size);
+    const size_t b = fa_tile_scratch(DK, DV);
+    return a > b ? a : b;
+}
+
+// ---- shared setup ----------------------------------------------------------------------------------------
+
+struct fa_args {
+    const struct ggml_tensor * q, * k, * v, * mask, * sinks;
+    struct ggml_tensor * dst;
+    int64_t DK, DV, n_q, n_head, n_seq, n_kv;
+    int64_t rk2, rv2, rk3, rv3;
+    float scale, max_bias, softcap;
+    const struct ggml_cpu_fa_kernels * fk;
+};
+
+static inline const char * fa_mask_row(const struct fa_args * a, int64_t iq1, int64_t iq2, int64_t iq3) {
+    const struct ggml_tensor * m = a->mask;
+    return m ? (const char *) m->data + iq1 * m->nb[1] + (iq2 % m->ne[2]) * m->nb[2] + (iq3 % m->ne[3]) * m->nb[3]
+             : NULL;
+}
+
+static inline float fa_mask_value(const struct fa_args * a, const char * mrow, int64_t ic) {
+    if (a->mask->type == GGML_TYPE_F16) {
+        return GGML_FP16_TO_FP32(((const ggml_fp16_t *) mrow)[ic]);
+    }
+    return ggml_cpu_get_elem_f(mrow + ic * a->mask->nb[0], a->mask->type);
+}
+
+static inline float * fa_dst_row(const struct fa_args * a, int64_t iq1, int64_t iq2, int64_t iq3) {
+    const struct ggml_tensor * d = a->dst;
+    return (float *) ((char *) d->data + iq3 * d->nb[3] + iq1 * d->nb[2] + iq2 * d->nb[1]);
+}
+
+// ---- row path --------------------------------------------------------------------------------------------
+
+static void fa_rows(const struct ggml_compute_params * params, const struct fa_args * a) {
+    const struct ggml_tensor * q = a->q, * k = a->k, * v = a->v;
+    const struct ggml_cpu_fa_kernels * fk = a->fk;
+    const int64_t DK = a->DK, DV = a->DV;
 
     const struct ggml_cpu_type_kernels * kk = ggml_cpu_get_kernels(k->type);
     const enum ggml_type q_type = kk->vec_dot_type;
-    const ggml_cpu_vec_dot_t kq_dot = kk->vec_dot;
     const size_t q_row_size = ggml_row_size(q_type, DK);
     const struct ggml_cpu_type_kernels * qk = ggml_cpu_get_kernels(q_type);
+    const bool v_f16 = v->type == GGML_TYPE_F16;
 
-    // scratch per thread: FA_QB converted q rows, FA_QB accumulators, one dequantized V row, one q gather row
-    const size_t q_conv_stride = GGML_PAD(q_row_size, GGML_CPU_CACHE_LINE);
-    char  * scratch  = (char *) params->wdata + (size_t) params->ith * ggml_cpu_fa_scratch_size(DK, DV, q_row_size);
-    char  * q_conv   = scratch;
-    float * acc      = (float *) (scratch + FA_QB * q_conv_stride);
-    float * v_tmp    = acc + FA_QB * DV;
-    float * q_gather = v_tmp + DV;
+    char * scratch = (char *) params->wdata + (size_t) params->ith * ggml_cpu_fa_scratch_size(DK, DV, q_row_size);
+    const size_t q_stride   = pad_cl(q_row_size);
+    const size_t a32_stride = pad_cl(sizeof(float) * (size_t) DV);
+    const size_t a16_stride = pad_cl(sizeof(ggml_fp16_t) * (size_t) DV);
+    char * q_conv = scratch;
+    char * acc32b = q_conv + FA_QB * q_stride;
+    char * acc16b = acc32b + FA_QB * a32_stride;
+    float * v_tmp    = (float *) (acc16b + FA_QB * a16_stride);
+    float * q_gather = (float *) ((char *) v_tmp + a32_stride);
 
-    // tasks: blocks of FA_QB consecutive query rows of one head, so each K/V row is loaded once per block
-    const int64_t n_qb = (n_q + FA_QB - 1) / FA_QB;
-    const int64_t nr = n_qb * n_head * n_seq;
-    int64_t r0, r1;
-    ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t qb  = r % n_qb;
-        const int64_t iq2 = (r / n_qb) % n_head;
-        const int64_t iq3 = r / (n_qb * n_head);
+    const int64_t n_qb = (a->n_q + FA_QB - 1) / FA_QB;
+    const int64_t n_tasks = n_qb * a->n_head * a->n_seq;
+    for (int64_t t = params->ith; t < n_tasks; t = ggml_cpu_chunk_next(params)) {
+        const int64_t qb  = t % n_qb;
+        const int64_t iq2 = (t / n_qb) % a->n_head;
+        const int64_t iq3 = t / (n_qb * a->n_head);
         const int64_t iq_begin = qb * FA_QB;
-        const int64_t nq = n_q - iq_begin < FA_QB ? n_q - iq_begin : FA_QB;
+        const int64_t nq = a->n_q - iq_begin < FA_QB ? a->n_q - iq_begin : FA_QB;
 
-        const float slope = ggml_cpu_alibi_slope(max_bias, iq2, n_head);
-        const int64_t ik2 = iq2 / rk2, iv2 = iq2 / rv2;
-        const int64_t ik3 = iq3 / rk3, iv3 = iq3 / rv3;
+        const float slope = ggml_cpu_alibi_slope(a->max_bias, iq2, a->n_head);
+        const int64_t ik2 = iq2 / a->rk2, iv2 = iq2 / a->rv2;
+        const int64_t ik3 = iq3 / a->rk3, iv3 = iq3 / a->rv3;
 
         float M[FA_QB];
         float S[FA_QB];
@@ -73,88 +153,334 @@ void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, 
         for (int64_t j = 0; j < nq; j++) {
             const int64_t iq1 = iq_begin + j;
             const char * qrow = (const char *) q->data + iq1 * q->nb[1] + iq2 * q->nb[2] + iq3 * q->nb[3];
-            char * qc = q_conv + j * q_conv_stride;
-            if (q_type == GGML_TYPE_F32) {
-                for (int64_t i = 0; i < DK; i++) {
-                    ((float *) qc)[i] = *(const float *) (qrow + i * q->nb[0]);
-                }
-            } else if (q->nb[0] == sizeof(float)) {
-                qk->from_float((const float *) qrow, qc, DK);
-            } else {
+            char * qc = q_conv + j * q_stride;
+            const float * qf = (const float *) qrow;
+            if (q->nb[0] != sizeof(float)) {
                 for (int64_t i = 0; i < DK; i++) {
                     q_gather[i] = *(const float *) (qrow + i * q->nb[0]);
                 }
-                qk->from_float(q_gather, qc, DK);
+                qf = q_gather;
             }
-            mrow[j] = mask ? (const char *) mask->data + iq1 * mask->nb[1] + (iq2 % mask->ne[2]) * mask->nb[2] +
-                                 (iq3 % mask->ne[3]) * mask->nb[3]
-                           : NULL;
+            if (q_type == GGML_TYPE_F32) {
+                memcpy(qc, qf, sizeof(float) * (size_t) DK);
+            } else {
+                qk->from_float(qf, qc, DK);
+            }
+            mrow[j] = fa_mask_row(a, iq1, iq2, iq3);
             M[j] = -INFINITY;
             S[j] = 0.0f;
-            memset(acc + j * DV, 0, sizeof(float) * (size_t) DV);
+            if (v_f16) {
+                memset(acc16b + j * a16_stride, 0, sizeof(ggml_fp16_t) * (size_t) DV);
+            } else {
+                memset(acc32b + j * a32_stride, 0, sizeof(float) * (size_t) DV);
+            }
         }
 
-        for (int64_t ic = 0; ic < n_kv; ic++) {
+        for (int64_t ic = 0; ic < a->n_kv; ic++) {
             const char * krow = (const char *) k->data + ic * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
+            const char * vrow = (const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3];
             const float * vf = NULL;
             for (int64_t j = 0; j < nq; j++) {
-                const float mv = mrow[j] ? slope * ggml_cpu_get_elem_f(mrow[j] + ic * mask->nb[0], mask->type) : 0.0f;
+                const float mv = mrow[j] ? slope * fa_mask_value(a, mrow[j], ic) : 0.0f;
                 if (mv == -INFINITY) {
                     continue;
                 }
+                const char * qc = q_conv + j * q_stride;
                 float s;
-                kq_dot((int) DK, &s, krow, q_conv + j * q_conv_stride);
-                s = s * scale;
-                if (logit_softcap != 0.0f) {
-                    s = logit_softcap * tanhf(s);
-                }
-                s += mv;
-
-                float * a = acc + j * DV;
-                float ms = 1.0f;
-                float vs = 1.0f;
-                if (s > M[j]) {
-                    const float M_old = M[j];
-                    M[j] = s;
-                    ms = expf(M_old - s);
-                    for (int64_t i = 0; i < DV; i++) {
-                        a[i] *= ms;
-                    }
+                if (k->type == GGML_TYPE_F16) {
+                    s = fk->dot_f16((int) DK, (const ggml_fp16_t *) krow, (const ggml_fp16_t *) qc);
+                } else if (k->type == GGML_TYPE_F32) {
+                    s = fk->dot_f32((int) DK, (const float *) krow, (const float *) qc);
                 } else {
-                    vs = expf(s - M[j]);
+                    kk->vec_dot((int) DK, &s, krow, qc);
                 }
-                if (vf == NULL) {
-                    const char * vrow = (const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3];
-                    vf = ggml_cpu_row_to_float(vrow, v->type, v->nb[0], DV, v_tmp);
+                s = s * a->scale;
+                if (a->softcap != 0.0f) {
+                    s = a->softcap * tanhf(s);
                 }
-                for (int64_t i = 0; i < DV; i++) {
-                    a[i] += vf[i] * vs;
+                s = s + mv;
+
+                float ms = 1.0f; // rescale of the accumulator when s is a new maximum
+                float vs = 1.0f; // exp(s - M)
+                if (v_f16) {
+                    ggml_fp16_t * acc = (ggml_fp16_t *) (acc16b + j * a16_stride);
+                    if (s > M[j]) {
+                        ms = expf(M[j] - s);
+                        M[j] = s;
+                        fk->scale_f16((int) DV, acc, ms);
+                    } else {
+                        vs = expf(s - M[j]);
+                    }
+                    fk->mad_f16((int) DV, acc, (const ggml_fp16_t *) vrow, vs);
+                } else {
+                    float * acc = (float *) (acc32b + j * a32_stride);
+                    if (s > M[j]) {
+                        ms = expf(M[j] - s);
+                        M[j] = s;
+                        fk->scale_f32((int) DV, acc, ms);
+                    } else {
+                        vs = expf(s - M[j]);
+                    }
+                    if (vf == NULL) {
+                        vf = ggml_cpu_row_to_float(vrow, v->type, v->nb[0], DV, v_tmp);
+                    }
+                    fk->mad_f32((int) DV, acc, vf, vs);
                 }
-                S[j] = S[j] * ms + vs;
+                // llama.cpp's S = S*ms + vs is contracted to one fma by its compilers
+                S[j] = fmaf(S[j], ms, vs);
             }
         }
 
         for (int64_t j = 0; j < nq; j++) {
-            float * a = acc + j * DV;
-            if (sinks) {
-                const float s = ((const float *) sinks->data)[iq2];
+            float * acc = (float *) (acc32b + j * a32_stride);
+            if (v_f16) {
+                const ggml_fp16_t * a16 = (const ggml_fp16_t *) (acc16b + j * a16_stride);
+                for (int64_t i = 0; i < DV; i++) {
+                    acc[i] = GGML_FP16_TO_FP32(a16[i]);
+                }
+            }
+            if (a->sinks) {
+                const float s = ((const float *) a->sinks->data)[iq2];
                 float ms = 1.0f;
                 float vs = 1.0f;
                 if (s > M[j]) {
                     ms = expf(M[j] - s);
-                    for (int64_t i = 0; i < DV; i++) {
-                        a[i] *= ms;
-                    }
+                    fk->scale_f32((int) DV, acc, ms);
                 } else {
                     vs = expf(s - M[j]);
                 }
-                S[j] = S[j] * ms + vs;
+                S[j] = fmaf(S[j], ms, vs);
             }
             const float S_inv = S[j] == 0.0f ? 0.0f : 1.0f / S[j];
-            float * d = (float *) ((char *) dst->data + iq3 * dst->nb[3] + (iq_begin + j) * dst->nb[2] + iq2 * dst->nb[1]);
-            for (int64_t i = 0; i < DV; i++) {
-                d[i] = a[i] * S_inv;
+            fk->scale_f32((int) DV, acc, S_inv);
+            memcpy(fa_dst_row(a, iq_begin + j, iq2, iq3), acc, sizeof(float) * (size_t) DV);
+        }
+    }
+}
+
+// ---- tiled path ------------------------------------------------------------------------------------------
+
+// heads of one group share K/V (GQA): their tiles are packed once for all of them. The group may be split
+// when that leaves too few tasks for the threads.
+static int64_t fa_tile_group(const struct fa_args * a, int nth) {
+    int64_t g = a->rk2 == a->rv2 ? a->rk2 : 1;
+    while (g > GGML_FA_MAX_GROUP && g % 2 == 0) {
+        g /= 2;
+    }
+    if (g > GGML_FA_MAX_GROUP) {
+        g = 1;
+    }
+    const int64_t n_qt = (a->n_q + GGML_FA_TILE_Q - 1) / GGML_FA_TILE_Q;
+    while (g % 2 == 0 && n_qt * (a->n_head / g) * a->n_seq < 4 * (int64_t) nth) {
+        g /= 2;
+    }
+    return g;
+}
+
+static void fa_tiles(const struct ggml_compute_params * params, const struct fa_args * a) {
+    const struct ggml_tensor * q = a->q, * k = a->k, * v = a->v;
+    const struct ggml_cpu_fa_kernels * fk = a->fk;
+    const int64_t DK = a->DK, DV = a->DV;
+    enum { TQ = GGML_FA_TILE_Q, TKV = GGML_FA_TILE_KV };
+    const bool kv_f16 = k->type == GGML_TYPE_F16;
+    const int64_t G = fa_tile_group(a, params->nth);
+
+    char * scratch = (char *) params->wdata +
+                     (size_t) params->ith * ggml_cpu_fa_scratch_size(DK, DV, ggml_row_size(ggml_cpu_get_kernels(k->type)->vec_dot_type, DK));
+    const size_t qt_stride  = pad_cl(sizeof(float) * TQ * (size_t) DK);
+    const size_t vkq_stride = pad_cl(sizeof(float) * TQ * (size_t) DV);
+    char  * Qtb  = scratch;                                                          // G x [TQ][DK]
+    char  * VKQb = Qtb + GGML_FA_MAX_GROUP * qt_stride;                              // G x [TQ][DV]
+    float * KQ   = (float *) (VKQb + GGML_FA_MAX_GROUP * vkq_stride);                // [TQ][TKV]
+    const size_t kq_floats = TQ * TKV > (size_t) DK ? TQ * TKV : (size_t) DK;
+    float * M32  = (float *) ((char *) KQ + pad_cl(sizeof(float) * kq_floats));      // [TQ][TKV] slope * mask
+    float * Vt   = (float *) ((char *) M32 + pad_cl(sizeof(float) * TQ * TKV));      // [TKV][DV]
+    float * Kt   = (float *) ((char *) Vt + pad_cl(sizeof(float) * TKV * (size_t) DV)); // [DK][TKV] transposed
+
+    // one converted mask tile serves every head of the group when neither the mask nor the slope varies by head
+    const bool mask_shared = a->mask && a->mask->ne[2] == 1 && a->max_bias <= 0.0f;
+
+    const int64_t n_qt = (a->n_q + TQ - 1) / TQ;
+    const int64_t n_hg = a->n_head / G;
+    const int64_t n_tasks = n_qt * n_hg * a->n_seq;
+    for (int64_t t = params->ith; t < n_tasks; t = ggml_cpu_chunk_next(params)) {
+        const int64_t qt  = t % n_qt;
+        const int64_t h0  = ((t / n_qt) % n_hg) * G;
+        const int64_t iq3 = t / (n_qt * n_hg);
+        const int64_t iq_begin = qt * TQ;
+        const int nq = (int) (a->n_q - iq_begin < TQ ? a->n_q - iq_begin : TQ);
+        const int64_t ik2 = h0 / a->rk2, iv2 = h0 / a->rv2;
+        const int64_t ik3 = iq3 / a->rk3, iv3 = iq3 / a->rv3;
+
+        float M[GGML_FA_MAX_GROUP][TQ];
+        float S[GGML_FA_MAX_GROUP][TQ];
+        for (int64_t g = 0; g < G; g++) {
+            float * Qt = (float *) (Qtb + g * qt_stride);
+            for (int j = 0; j < nq; j++) {
+                const char * qrow = (const char *) q->data + (iq_begin + j) * q->nb[1] + (h0 + g) * q->nb[2] + iq3 * q->nb[3];
+                for (int64_t i = 0; i < DK; i++) {
+                    Qt[j * DK + i] = *(const float *) (qrow + i * q->nb[0]);
+                }
+                M[g][j] = -INFINITY;
+                S[g][j] = 0.0f;
+            }
+            memset(VKQb + g * vkq_stride, 0, sizeof(float) * (size_t) nq * (size_t) DV);
+        }
+        // columns of a partial last tile are computed on zeros and then replaced by -inf
+        memset(Kt, 0, sizeof(float) * TKV * (size_t) DK);
+
+        for (int64_t ic = 0; ic < a->n_kv; ic += TKV) {
+            const int nkv = (int) (a->n_kv - ic < TKV ? a->n_kv - ic : TKV);
+            bool packed = false;
+
+            for (int64_t g = 0; g < G; g++) {
+                const int64_t iq2 = h0 + g;
+                float * Qt  = (float *) (Qtb + g * qt_stride);
+                float * VKQ = (float *) (VKQb + g * vkq_stride);
+
+                if (a->mask && (g == 0 || !mask_shared)) {
+                    const float slope = ggml_cpu_alibi_slope(a->max_bias, iq2, a->n_head);
+                    bool all_masked = true;
+                    for (int j = 0; j < nq; j++) {
+                        const char * mrow = fa_mask_row(a, iq_begin + j, iq2, iq3);
+                        float * mr = M32 + j * TKV;
+                        if (a->mask->type == GGML_TYPE_F16) {
+                            fk->f16_to_f32(nkv, mr, (const ggml_fp16_t *) mrow + ic);
+                            if (slope != 1.0f) {
+                                fk->scale_f32(nkv, mr, slope);
+                            }
+                        } else {
+                            for (int c = 0; c < nkv; c++) {
+                                mr[c] = slope * fa_mask_value(a, mrow, ic + c);
+                            }
+                        }
+                        for (int c = 0; c < nkv && all_masked; c++) {
+                            all_masked = mr[c] == -INFINITY;
+                        }
+                        for (int c = nkv; c < TKV; c++) {
+                            mr[c] = -INFINITY;
+                        }
+                    }
+                    if (all_masked) {
+                        if (mask_shared) {
+                            break; // the same for every head of the group
+                        }
+                        continue;
+                    }
+                }
+
+                if (!packed) {
+                    for (int c = 0; c < nkv; c++) {
+                        const char * krow = (const char *) k->data + (ic + c) * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
+                        const char * vrow = (const char *) v->data + (ic + c) * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3];
+                        const float * kf = (const float *) krow;
+                        if (kv_f16) {
+                            // converted through the score tile, which is cleared right after
+                            fk->f16_to_f32((int) DK, KQ, (const ggml_fp16_t *) krow);
+                            fk->f16_to_f32((int) DV, Vt + c * DV, (const ggml_fp16_t *) vrow);
+                            kf = KQ;
+                        } else {
+                            memcpy(Vt + c * DV, vrow, sizeof(float) * (size_t) DV);
+                        }
+                        for (int64_t d = 0; d < DK; d++) {
+                            Kt[d * TKV + c] = kf[d];
+                        }
+                    }
+                    packed = true;
+                }
+
+                memset(KQ, 0, sizeof(float) * (size_t) nq * TKV);
+                fk->gemm(KQ, TKV, Qt, (size_t) DK, Kt, TKV, nq, (int) DK, TKV);
+                fk->scale_f32(nq * TKV, KQ, a->scale);
+                for (int j = 0; j < nq; j++) {
+                    float * kr = KQ + j * TKV;
+                    if (a->softcap != 0.0f) {
+                        for (int c = 0; c < nkv; c++) {
+                            kr[c] = a->softcap * tanhf(kr[c]);
+                        }
+                    }
+                    for (int c = nkv; c < TKV; c++) {
+                        kr[c] = -INFINITY;
+                    }
+                    const float tile_max = fk->add_max(TKV, kr, a->mask ? M32 + j * TKV : NULL);
+                    if (tile_max == -INFINITY) {
+                        memset(kr, 0, sizeof(float) * TKV); // adds nothing to V·softmax
+                        continue;
+                    }
+                    const float M_new = fmaxf(M[g][j], tile_max);
+                    if (M_new > M[g][j]) {
+                        const float ms = expf(M[g][j] - M_new);
+                        fk->scale_f32((int) DV, VKQ + j * DV, ms);
+                        S[g][j] = S[g][j] * ms;
+                    }
+                    M[g][j] = M_new;
+                    S[g][j] = (float) ((double) S[g][j] + fk->softmax(TKV, kr, M_new));
+                }
+
+                // the padded columns hold exp(-inf) = 0 and would only add +0: the product stops at nkv
+                fk->gemm(VKQ, (size_t) DV, KQ, TKV, Vt, (size_t) DV, nq, nkv, (int) DV);
             }
         }
+
+        for (int64_t g = 0; g < G; g++) {
+            const int64_t iq2 = h0 + g;
+            for (int j = 0; j < nq; j++) {
+                float * acc = (float *) (VKQb + g * vkq_stride) + j * DV;
+                if (a->sinks) {
+                    const float s = ((const float *) a->sinks->data)[iq2];
+                    float ms = 1.0f;
+                    float vs = 1.0f;
+                    if (s > M[g][j]) {
+                        ms = expf(M[g][j] - s);
+                        fk->scale_f32((int) DV, acc, ms);
+                    } else {
+                        vs = expf(s - M[g][j]);
+                    }
+                    S[g][j] = fmaf(S[g][j], ms, vs);
+                }
+                const float S_inv = S[g][j] == 0.0f ? 0.0f : 1.0f / S[g][j];
+                fk->scale_f32((int) DV, acc, S_inv);
+                memcpy(fa_dst_row(a, iq_begin + j, iq2, iq3), acc, sizeof(float) * (size_t) DV);
+            }
+        }
+    }
+}
+
+// ---- entry -----------------------------------------------------------------------------------------------
+
+void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    struct fa_args a;
+    a.q     = dst->src[0];
+    a.k     = dst->src[1];
+    a.v     = dst->src[2];
+    a.mask  = dst->src[3];
+    a.sinks = dst->src[4];
+    a.dst   = dst;
+    a.DK     = a.q->ne[0];
+    a.DV     = a.v->ne[0];
+    a.n_q    = a.q->ne[1];
+    a.n_head = a.q->ne[2];
+    a.n_seq  = a.q->ne[3];
+    a.n_kv   = a.k->ne[1];
+    a.rk2 = a.n_head / a.k->ne[2];
+    a.rv2 = a.n_head / a.v->ne[2];
+    a.rk3 = a.n_seq / a.k->ne[3];
+    a.rv3 = a.n_seq / a.v->ne[3];
+    a.scale    = ggml_get_op_params_f32(dst, 0);
+    a.max_bias = ggml_get_op_params_f32(dst, 1);
+    a.softcap  = ggml_get_op_params_f32(dst, 2);
+    if (a.softcap != 0.0f) {
+        a.scale /= a.softcap;
+    }
+    a.fk = ggml_cpu_fa_kernels_get();
+
+    const bool kv_float = a.k->type == GGML_TYPE_F16 || a.k->type == GGML_TYPE_F32;
+    const bool tiled = a.q->type == GGML_TYPE_F32 && kv_float && a.k->type == a.v->type && a.n_q >= GGML_FA_TILE_Q &&
+                       a.DV % GGML_FA_LANES == 0 && a.k->nb[0] == ggml_type_size(a.k->type) &&
+                       a.v->nb[0] == ggml_type_size(a.v->type);
+    if (tiled) {
+        fa_tiles(params, &a);
+    } else {
+        fa_rows(params, &a);
     }
 }

@@ -67,10 +67,16 @@ static bool mul_mat_use_gemm(const struct ggml_tensor * dst) {
     return ggml_cpu_gemm_supported(src0->type) && src1->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 &&
            dst->nb[0] == sizeof(float) && src0->nb[0] == ggml_type_size(src0->type) &&
            src0->nb[1] <= (size_t) INT32_MAX / GGML_CPU_GEMM_ROWS && // the packers gather with 32-bit offsets
-           (src0->type == GGML_TYPE_F16 || src0->ne[0] % 32 == 0) && src1->ne[1] >= GGML_CPU_GEMM_MIN_N;
+           (ggml_blck_size(src0->type) == 1 || src0->ne[0] % 32 == 0) && src1->ne[1] >= GGML_CPU_GEMM_MIN_N;
 }
 
+static bool mul_mat_id_use_gemm(const struct ggml_tensor * dst);
+static size_t mul_mat_id_gemm_work_size(const struct ggml_tensor * dst, int n_threads);
+
 size_t ggml_cpu_mul_mat_gemm_work_size(const struct ggml_tensor * node, int n_threads) {
+    if (node->op == GGML_OP_MUL_MAT_ID && mul_mat_id_use_gemm(node)) {
+        return mul_mat_id_gemm_work_size(node, n_threads);
+    }
     if (node->op != GGML_OP_MUL_MAT || !mul_mat_use_gemm(node)) {
         return 0;
     }
@@ -216,18 +222,174 @@ void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct 
     }
 }
 
+// ---- MUL_MAT_ID -------------------------------------------------------------------------------------------
+
+// the routing of ids [n_used, n_tok] over n_as experts as a counting sort: the (slot, token) pairs of expert e
+// are entries off[e] .. off[e + 1] - 1 of pairs, in (token, slot) order, pair_ints ints each (slot, token, and
+// room for the caller's own). An id outside [0, n_as) matches no expert: its output row is zeroed instead
+// of written
+static void mul_mat_id_route(const struct ggml_tensor * ids, int64_t n_as, struct ggml_tensor * dst, int32_t * off,
+                             int32_t * pairs, int pair_ints) {
+    const int64_t n_used = ids->ne[0];
+    const int64_t n_tok  = ids->ne[1];
+    memset(off, 0, sizeof(int32_t) * (size_t) (n_as + 1));
+    for (int64_t t = 0; t < n_tok; t++) {
+        for (int64_t s = 0; s < n_used; s++) {
+            const int32_t e = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
+            if (e >= 0 && e < n_as) {
+                off[e + 1]++;
+            } else {
+                memset((char *) dst->data + s * dst->nb[1] + t * dst->nb[2], 0, sizeof(float) * (size_t) dst->ne[0]);
+            }
+        }
+    }
+    for (int64_t e = 1; e <= n_as; e++) {
+        off[e] += off[e - 1]; // off[e]: where expert e starts
+    }
+    for (int64_t t = 0; t < n_tok; t++) {
+        for (int64_t s = 0; s < n_used; s++) {
+            const int32_t e = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
+            if (e >= 0 && e < n_as) {
+                const int32_t p = off[e]++;
+                pairs[pair_ints * p + 0] = (int32_t) s;
+                pairs[pair_ints * p + 1] = (int32_t) t;
+            }
+        }
+    }
+    // off[e] advanced to where expert e + 1 starts: shift back
+    for (int64_t e = n_as; e > 0; e--) {
+        off[e] = off[e - 1];
+    }
+    off[0] = 0;
+}
+
+// MUL_MAT_ID through the GEMM: the activation rows are converted once, in expert order (each expert's columns
+// contiguous, starting on a panel for the float types), then (expert, weight tile) chunks pack their tile once
+// and run it over the expert's columns ID_COLS at a time into a small buffer that is scattered to the output
+// rows. Worth it when the experts get enough columns on average to pay for packing their tiles.
+#define ID_COLS 64
+
+static bool mul_mat_id_use_gemm(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    const struct ggml_tensor * src1 = dst->src[1];
+    const struct ggml_tensor * ids  = dst->src[2];
+    return ggml_cpu_gemm_supported(src0->type) && src1->type == GGML_TYPE_F32 && dst->type == GGML_TYPE_F32 &&
+           dst->nb[0] == sizeof(float) && src1->nb[0] == sizeof(float) && src0->nb[0] == ggml_type_size(src0->type) &&
+           src0->nb[1] <= (size_t) INT32_MAX / GGML_CPU_GEMM_ROWS &&
+           (ggml_blck_size(src0->type) == 1 || src0->ne[0] % 32 == 0) &&
+           ids->ne[0] * ids->ne[1] >= GGML_CPU_GEMM_MIN_N * src0->ne[2];
+}
+
+// column slots of the converted activations: every pair, plus the padding of each expert's start to a panel
+static int64_t mul_mat_id_gemm_cols(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * ids = dst->src[2];
+    return ids->ne[0] * ids->ne[1] + dst->src[0]->ne[2] * (GGML_CPU_GEMM_PANEL - 1);
+}
+
+static size_t mul_mat_id_gemm_route_size(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * ids = dst->src[2];
+    const size_t n = (size_t) (dst->src[0]->ne[2] + 1) * 2 + 3 * (size_t) (ids->ne[0] * ids->ne[1]);
+    return GGML_PAD(sizeof(int32_t) * n, GGML_CPU_CACHE_LINE);
+}
+
+static size_t mul_mat_id_gemm_thread_size(const struct ggml_tensor * dst) {
+    const enum ggml_type type = dst->src[0]->type;
+    return GGML_PAD(ggml_cpu_gemm_pack_size(type, dst->src[0]->ne[0]), GGML_CPU_CACHE_LINE) +
+           sizeof(float) * GGML_CPU_GEMM_ROWS * ID_COLS;
+}
+
+static size_t mul_mat_id_gemm_work_size(const struct ggml_tensor * dst, int n_threads) {
+    const enum ggml_type type = dst->src[0]->type;
+    return GGML_CPU_CACHE_LINE + mul_mat_id_gemm_route_size(dst) +
+           GGML_PAD(ggml_cpu_gemm_act_size(type, dst->src[0]->ne[0], mul_mat_id_gemm_cols(dst)), GGML_CPU_CACHE_LINE) +
+           (size_t) n_threads * mul_mat_id_gemm_thread_size(dst);
+}
+
+static void mul_mat_id_gemm(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0]; // [ne00, ne01, n_as]
+    const struct ggml_tensor * src1 = dst->src[1]; // [ne10, ne11, ne12]
+    const struct ggml_tensor * ids  = dst->src[2]; // I32 [n_used, ne12]
+    GGML_TENSOR_BINARY_OP_LOCALS
+    const enum ggml_type type = src0->type;
+    const int64_t n_as = ne02;
+    const int64_t align = ggml_blck_size(type) == 1 ? GGML_CPU_GEMM_PANEL : 1; // float types: panels
+
+    char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE);
+    int32_t * off   = (int32_t *) base;   // [n_as + 1] first pair of each expert
+    int32_t * col0  = off + n_as + 1;     // [n_as + 1] first activation column of each expert
+    int32_t * pairs = col0 + n_as + 1;    // [n_used * n_tok] (slot, token, activation column)
+    char * act = base + mul_mat_id_gemm_route_size(dst);
+    const size_t act_row = ggml_cpu_gemm_act_row_size(type, ne10);
+    char * mine = act + GGML_PAD(ggml_cpu_gemm_act_size(type, ne10, mul_mat_id_gemm_cols(dst)), GGML_CPU_CACHE_LINE) +
+                  (size_t) params->ith * mul_mat_id_gemm_thread_size(dst);
+    char * pack = mine;
+    float * tmp = (float *) (mine + GGML_PAD(ggml_cpu_gemm_pack_size(type, ne00), GGML_CPU_CACHE_LINE));
+
+    if (params->ith == 0) {
+        mul_mat_id_route(ids, n_as, dst, off, pairs, 3);
+        col0[0] = 0;
+        for (int64_t e = 0; e < n_as; e++) {
+            const int64_t end = col0[e] + (off[e + 1] - off[e]);
+            col0[e + 1] = (int32_t) ((end + align - 1) / align * align);
+            for (int32_t p = off[e]; p < off[e + 1]; p++) {
+                pairs[3 * p + 2] = col0[e] + (p - off[e]);
+            }
+        }
+    }
+    ggml_cpu_barrier(params);
+
+    // convert the activation row of every routed pair into its column (pairs split across threads)
+    {
+        const int64_t n_routed = off[n_as];
+        int64_t p0, p1;
+        ggml_cpu_split_rows(n_routed, params->ith, params->nth, &p0, &p1);
+        for (int64_t p = p0; p < p1; p++) {
+            const int64_t s = pairs[3 * p + 0], t = pairs[3 * p + 1];
+            const char * x = (const char *) src1->data + (s % ne11) * nb11 + t * nb12;
+            ggml_cpu_gemm_act_from_float(type, (const float *) x, act, ne10, pairs[3 * p + 2]);
+        }
+    }
+    ggml_cpu_barrier(params);
+
+    const int64_t ntile = (ne01 + GGML_CPU_GEMM_ROWS - 1) / GGML_CPU_GEMM_ROWS;
+    const int64_t nchunks = ntile * n_as;
+    for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
+        const int64_t e = chunk / ntile;
+        const int64_t count = off[e + 1] - off[e];
+        if (count == 0) {
+            continue;
+        }
+        const int64_t row0 = (chunk % ntile) * GGML_CPU_GEMM_ROWS;
+        const int nrows = (int) (ne01 - row0 < GGML_CPU_GEMM_ROWS ? ne01 - row0 : GGML_CPU_GEMM_ROWS);
+        ggml_cpu_gemm_pack(type, ne00, (const char *) src0->data + e * nb02 + row0 * nb01, nb01, nrows, pack);
+        for (int64_t c0 = 0; c0 < count; c0 += ID_COLS) {
+            const int n = (int) (count - c0 < ID_COLS ? count - c0 : ID_COLS);
+            ggml_cpu_gemm_run(type, ne00, pack, nrows, act + (size_t) (col0[e] + c0) * act_row, act_row, n, tmp,
+                              sizeof(float) * GGML_CPU_GEMM_ROWS);
+            for (int c = 0; c < n; c++) {
+                const int32_t * pr = pairs + 3 * (off[e] + c0 + c);
+                float * d = (float *) ((char *) dst->data + pr[0] * nb1 + pr[1] * nb2) + row0;
+                memcpy(d, tmp + (size_t) c * GGML_CPU_GEMM_ROWS, sizeof(float) * (size_t) nrows);
+            }
+        }
+    }
+}
+
 void ggml_cpu_forward_mul_mat_id(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
     const struct ggml_tensor * src0 = dst->src[0]; // [ne00, ne01, n_as]
     const struct ggml_tensor * src1 = dst->src[1]; // [ne10, ne11, ne12]
     const struct ggml_tensor * ids  = dst->src[2]; // I32 [n_used, ne12]
     GGML_TENSOR_BINARY_OP_LOCALS
 
+    if (mul_mat_id_use_gemm(dst)) {
+        mul_mat_id_gemm(params, dst);
+        return;
+    }
+
     const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(src0->type);
     const enum ggml_type vec_dot_type = k->vec_dot_type;
     const ggml_cpu_vec_dot_t vec_dot = k->vec_dot;
     const int64_t n_as   = ne02;
-    const int64_t n_used = ids->ne[0];
-    const int64_t n_tok  = ids->ne[1];
 
     const size_t row_size = ggml_row_size(vec_dot_type, ne10);
     const size_t conv_size = GGML_PAD(row_size * (size_t) ggml_nrows(src1), GGML_CPU_CACHE_LINE);
@@ -242,37 +404,7 @@ void ggml_cpu_forward_mul_mat_id(const struct ggml_compute_params * params, stru
         convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
     }
     if (params->ith == 0) {
-        // counting sort by expert. An id outside [0, n_as) matches no expert: its output row is zeroed
-        // instead of read
-        memset(off, 0, sizeof(int32_t) * (size_t) (n_as + 1));
-        for (int64_t t = 0; t < n_tok; t++) {
-            for (int64_t s = 0; s < n_used; s++) {
-                const int32_t e = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
-                if (e >= 0 && e < n_as) {
-                    off[e + 1]++;
-                } else {
-                    memset((char *) dst->data + s * nb1 + t * nb2, 0, sizeof(float) * (size_t) ne0);
-                }
-            }
-        }
-        for (int64_t e = 1; e <= n_as; e++) {
-            off[e] += off[e - 1]; // off[e]: where expert e starts
-        }
-        for (int64_t t = 0; t < n_tok; t++) {
-            for (int64_t s = 0; s < n_used; s++) {
-                const int32_t e = *(const int32_t *) ((const char *) ids->data + s * ids->nb[0] + t * ids->nb[1]);
-                if (e >= 0 && e < n_as) {
-                    const int32_t p = off[e]++;
-                    pairs[2 * p + 0] = (int32_t) s;
-                    pairs[2 * p + 1] = (int32_t) t;
-                }
-            }
-        }
-        // off[e] advanced to where expert e + 1 starts: shift back
-        for (int64_t e = n_as; e > 0; e--) {
-            off[e] = off[e - 1];
-        }
-        off[0] = 0;
+        mul_mat_id_route(ids, n_as, dst, off, pairs, 2);
     }
     ggml_cpu_barrier(params);
 

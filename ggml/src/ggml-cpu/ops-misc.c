@@ -97,24 +97,174 @@ void ggml_cpu_forward_reduce(const struct ggml_compute_params * params, struct g
 
 // ---- sorting ---------------------------------------------------------------------------------------------
 
+// Order of ARGSORT and TOP_K: by value (descending for TOP_K and ARGSORT DESC, ascending for ASC), equal values
+// by index, NaN after every number (then by index). A strict total order, so every result is deterministic.
+// llama.cpp leaves TOP_K's output order unspecified (its CPU op returns a partial sort with the first two
+// swapped); ours is the top k in descending order, which is also what the CPU top-k sampler produces, so a
+// backend chain sees its candidates in the CPU chain's order.
 struct sort_ctx {
     const char * row;
     size_t       nb0;
     int          desc;
 };
 
+static inline float sort_val(const struct sort_ctx * c, int32_t i) {
+    return *(const float *) (c->row + (size_t) i * c->nb0);
+}
+
+// true when index ia comes before ib
+static inline bool sort_before(const struct sort_ctx * c, int32_t ia, int32_t ib) {
+    const float a = sort_val(c, ia);
+    const float b = sort_val(c, ib);
+    const bool na = isnan(a);
+    const bool nb = isnan(b);
+    if (na != nb) {
+        return nb;
+    }
+    if (!na && a != b) {
+        return c->desc ? a > b : a < b;
+    }
+    return ia < ib;
+}
+
 static int cmp_idx(const void * pa, const void * pb, void * arg) {
     const struct sort_ctx * c = arg;
     const int32_t ia = *(const int32_t *) pa;
     const int32_t ib = *(const int32_t *) pb;
-    const float a = *(const float *) (c->row + (size_t) ia * c->nb0);
-    const float b = *(const float *) (c->row + (size_t) ib * c->nb0);
-    if (a != b) {
-        const int lt = a < b ? -1 : 1;
-        return c->desc ? -lt : lt;
+    return sort_before(c, ia, ib) ? -1 : (sort_before(c, ib, ia) ? 1 : 0);
+}
+
+// sift-down in a heap whose root is the element that comes last in the order (the worst of those kept)
+static void top_k_sift_down(const struct sort_ctx * c, int32_t * h, int64_t n, int64_t i) {
+    for (;;) {
+        const int64_t l = 2*i + 1;
+        const int64_t r = l + 1;
+        int64_t w = i;
+        if (l < n && sort_before(c, h[w], h[l])) {
+            w = l;
+        }
+        if (r < n && sort_before(c, h[w], h[r])) {
+            w = r;
+        }
+        if (w == i) {
+            return;
+        }
+        const int32_t t = h[i];
+        h[i] = h[w];
+        h[w] = t;
+        i = w;
     }
-    // ties keep index order so results are deterministic
-    return ia < ib ? -1 : (ia > ib ? 1 : 0);
+}
+
+// the k first indices of row c (in the order above) into idx[0..k), sorted, for k <= n/16 (a larger k sorts the
+// whole row): the row streams through a heap of the k best so far, O(n + m log k) with m the number of
+// replacements; most of a vocabulary fails the first comparison with the heap's worst value.
+static void top_k_row(const struct sort_ctx * c, int32_t * idx, int64_t n, int64_t k) {
+    for (int64_t i = 0; i < k; i++) {
+        idx[i] = (int32_t) i;
+    }
+    for (int64_t i = k / 2; i-- > 0;) {
+        top_k_sift_down(c, idx, k, i);
+    }
+    // indices arrive in increasing order, so a later element beats the worst kept one only with a strictly
+    // better value (equal values keep the earlier index); NaN never enters while the heap holds a number
+    float worst = sort_val(c, idx[0]);
+    bool  worst_nan = isnan(worst);
+    const bool contiguous = c->nb0 == sizeof(float);
+    enum { BLOCK = 64 };
+    for (int64_t i = k; i < n;) {
+        if (contiguous && !worst_nan && i + BLOCK <= n) {
+            // skip a block whose maximum does not beat the worst kept value: one vectorizable pass; NaN compares
+            // false, so a NaN-only block is skipped too (NaN never enters while the heap holds a number)
+            const float * x = (const float *) c->row + i;
+            float m = -INFINITY;
+            for (int j = 0; j < BLOCK; j++) {
+                m = x[j] > m ? x[j] : m;
+            }
+            if (!(m > worst)) {
+                i += BLOCK;
+                continue;
+            }
+        }
+        const int64_t end = contiguous && !worst_nan && i + BLOCK <= n ? i + BLOCK : i + 1;
+        for (; i < end; i++) {
+            const float v = sort_val(c, (int32_t) i);
+            if (worst_nan ? !isnan(v) : v > worst) {
+                idx[0] = (int32_t) i;
+                top_k_sift_down(c, idx, k, 0);
+                worst = sort_val(c, idx[0]);
+                worst_nan = isnan(worst);
+            }
+        }
+    }
+    qsort_r(idx, (size_t) k, sizeof(int32_t), cmp_idx, (void *) c);
+}
+
+// Sortable key of v: ascending keys give the sort order (both directions), equal values equal keys (-0 == +0),
+// NaN the largest key (last)
+static inline uint32_t sort_key(float v, bool desc) {
+    if (isnan(v)) {
+        return UINT32_MAX;
+    }
+    if (v == 0.0f) {
+        v = 0.0f;
+    }
+    uint32_t u;
+    memcpy(&u, &v, sizeof(u));
+    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u); // ascending unsigned order == ascending float order
+    // descending: complement; no number maps to UINT32_MAX (that would be the ascending key 0, below -inf)
+    return desc ? ~u : u;
+}
+
+// full sort of row c into idx[0..n): LSD radix sort on the keys, 3 passes of 11 bits. Each pass is stable and the
+// indices start in increasing order, so equal values stay in index order, exactly the comparator's order.
+// scratch holds 3*n words (keys, and the second index/key buffers).
+static void argsort_row(const struct sort_ctx * c, int32_t * idx, int64_t n, uint32_t * scratch) {
+    if (n < 256) {
+        for (int64_t i = 0; i < n; i++) {
+            idx[i] = (int32_t) i;
+        }
+        qsort_r(idx, (size_t) n, sizeof(int32_t), cmp_idx, (void *) c);
+        return;
+    }
+    uint32_t * key  = scratch;
+    uint32_t * key2 = scratch + n;
+    int32_t  * idx2 = (int32_t *) (scratch + 2*n);
+    for (int64_t i = 0; i < n; i++) {
+        idx[i] = (int32_t) i;
+        key[i] = sort_key(sort_val(c, (int32_t) i), c->desc != 0);
+    }
+    enum { BITS = 11, RADIX = 1 << BITS };
+    int32_t * src_i = idx;
+    uint32_t * src_k = key;
+    int32_t * dst_i = idx2;
+    uint32_t * dst_k = key2;
+    for (int shift = 0; shift < 32; shift += BITS) {
+        int64_t count[RADIX];
+        memset(count, 0, sizeof(count));
+        for (int64_t i = 0; i < n; i++) {
+            count[(src_k[i] >> shift) & (RADIX - 1)]++;
+        }
+        if (count[(src_k[0] >> shift) & (RADIX - 1)] == n) {
+            continue; // every key has the same digit here: nothing moves
+        }
+        int64_t sum = 0;
+        for (int b = 0; b < RADIX; b++) {
+            const int64_t t = count[b];
+            count[b] = sum;
+            sum += t;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t pos = count[(src_k[i] >> shift) & (RADIX - 1)]++;
+            dst_i[pos] = src_i[i];
+            dst_k[pos] = src_k[i];
+        }
+        int32_t * ti = src_i; src_i = dst_i; dst_i = ti;
+        uint32_t * tk = src_k; src_k = dst_k; dst_k = tk;
+    }
+    if (src_i != idx) {
+        memcpy(idx, src_i, (size_t) n * sizeof(int32_t));
+    }
 }
 
 void ggml_cpu_forward_sort(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -122,9 +272,12 @@ void ggml_cpu_forward_sort(const struct ggml_compute_params * params, struct ggm
     const int64_t ne00 = src0->ne[0];
     const bool top_k = dst->op == GGML_OP_TOP_K;
     struct sort_ctx c = { NULL, src0->nb[0], top_k ? 1 : (ggml_get_op_params_i32(dst, 0) == GGML_SORT_ORDER_DESC) };
-    int32_t * tmp = (int32_t *) ((char *) params->wdata + (size_t) params->ith * GGML_PAD(sizeof(int32_t) * (size_t) ne00, GGML_CPU_CACHE_LINE));
+    // this thread's scratch (4 * ne00 words, ggml-cpu.c sizes it): the index row, then 3 * ne00 for the radix sort
+    int32_t * tmp = (int32_t *) ((char *) params->wdata + (size_t) params->ith * GGML_PAD(4 * sizeof(int32_t) * (size_t) ne00, GGML_CPU_CACHE_LINE));
+    uint32_t * scratch = (uint32_t *) (tmp + ne00);
 
     const int64_t nr = ggml_nrows(src0);
+    const int64_t n_out = dst->ne[0];
     int64_t r0, r1;
     ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -132,11 +285,11 @@ void ggml_cpu_forward_sort(const struct ggml_compute_params * params, struct ggm
         c.row = row_of(src0, i1, i2, i3);
         char * d = (char *) row_of(dst, i1, i2, i3);
         int32_t * idx = top_k ? tmp : (dst->nb[0] == sizeof(int32_t) ? (int32_t *) d : tmp);
-        for (int64_t i = 0; i < ne00; i++) {
-            idx[i] = (int32_t) i;
+        if (top_k && n_out * 16 <= ne00) {
+            top_k_row(&c, idx, ne00, n_out);
+        } else {
+            argsort_row(&c, idx, ne00, scratch);
         }
-        qsort_r(idx, (size_t) ne00, sizeof(int32_t), cmp_idx, &c);
-        const int64_t n_out = dst->ne[0];
         if (idx != (int32_t *) d) {
             for (int64_t i = 0; i < n_out; i++) {
                 *(int32_t *) (d + i * dst->nb[0]) = idx[i];

@@ -579,8 +579,8 @@ MC_INLINE void q6_K_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
                 const int8_t * q8 = yc[i].qs + 128 * half;
                 const __m512i p12 = _mm512_maddubs_epi16(v12, _mm512_loadu_si512((const void *) (q8 +  0)));
                 const __m512i p34 = _mm512_maddubs_epi16(v34, _mm512_loadu_si512((const void *) (q8 + 64)));
-                acc[c] = _mm512_add_epi32(acc[c], _mm512_madd_epi16(p12, s12));
-                acc[c] = _mm512_add_epi32(acc[c], _mm512_madd_epi16(p34, s34));
+                // vpdpwssd = vpmaddwd + vpaddd in one instruction (same int32 lanes, so the same result)
+                acc[c] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(acc[c], p12, s12), p34, s34);
             }
         }
         for (int c = 0; c < nc; ++c) {

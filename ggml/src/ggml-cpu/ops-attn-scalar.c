@@ -1,0 +1,128 @@
+// Flash-attention kernels without SIMD: the definition of the bits every other path must give (see
+// ops-attn.h). Slow (fmaf may be a library call here); used by the scalar ISA and by tests.
+
+#include "ops-attn.h"
+
+static float dot_f16(int n, const ggml_fp16_t * x, const ggml_fp16_t * y) {
+    float acc[4][16] = { { 0.0f } };
+    const int np = n & ~63;
+    for (int i = 0; i < np; i += 64) {
+        for (int j = 0; j < 4; j++) {
+            for (int l = 0; l < 16; l++) {
+                const int e = i + 16 * j + l;
+                acc[j][l] = fmaf(GGML_FP16_TO_FP32(x[e]), GGML_FP16_TO_FP32(y[e]), acc[j][l]);
+            }
+        }
+    }
+    for (int l = 0; l < 16; l++) {
+        acc[0][l] = acc[0][l] + acc[2][l];
+        acc[1][l] = acc[1][l] + acc[3][l];
+        acc[0][l] = acc[0][l] + acc[1][l];
+    }
+    double sum = (double) ggml_fa_reduce16(acc[0]);
+    for (int i = np; i < n; i++) {
+        const float p = GGML_FP16_TO_FP32(x[i]) * GGML_FP16_TO_FP32(y[i]);
+        sum += (double) p;
+    }
+    return (float) sum;
+}
+
+static float dot_f32(int n, const float * x, const float * y) {
+    float acc[4][16] = { { 0.0f } };
+    const int np = n & ~63;
+    for (int i = 0; i < np; i += 64) {
+        for (int j = 0; j < 4; j++) {
+            for (int l = 0; l < 16; l++) {
+                const int e = i + 16 * j + l;
+                acc[j][l] = fmaf(x[e], y[e], acc[j][l]);
+            }
+        }
+    }
+    for (int l = 0; l < 16; l++) {
+        acc[0][l] = acc[0][l] + acc[2][l];
+        acc[1][l] = acc[1][l] + acc[3][l];
+        acc[0][l] = acc[0][l] + acc[1][l];
+    }
+    float sum = ggml_fa_reduce16(acc[0]);
+    for (int i = np; i < n; i++) {
+        sum = fmaf(x[i], y[i], sum);
+    }
+    return sum;
+}
+
+static void mad_f16(int n, ggml_fp16_t * y, const ggml_fp16_t * x, float v) {
+    for (int i = 0; i < n; i++) {
+        y[i] = GGML_FP32_TO_FP16(fmaf(GGML_FP16_TO_FP32(x[i]), v, GGML_FP16_TO_FP32(y[i])));
+    }
+}
+
+static void scale_f16(int n, ggml_fp16_t * y, float v) {
+    for (int i = 0; i < n; i++) {
+        y[i] = GGML_FP32_TO_FP16(GGML_FP16_TO_FP32(y[i]) * v);
+    }
+}
+
+static void mad_f32(int n, float * y, const float * x, float v) {
+    for (int i = 0; i < n; i++) {
+        y[i] = fmaf(x[i], v, y[i]);
+    }
+}
+
+static void scale_f32(int n, float * y, float v) {
+    for (int i = 0; i < n; i++) {
+        y[i] *= v;
+    }
+}
+
+static double softmax(int n, float * x, float max) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i += 16) {
+        for (int l = 0; l < 16; l++) {
+            x[i + l] = ggml_fa_expf_lane(x[i + l] - max);
+        }
+        sum += (double) ggml_fa_reduce16(x + i);
+    }
+    return sum;
+}
+
+static void gemm(float * C, size_t ldc, const float * A, size_t lda, const float * B, size_t ldb, int M, int K, int N) {
+    for (int i = 0; i < M; i++) {
+        for (int j = 0; j < N; j++) {
+            float acc = C[i * ldc + j];
+            for (int k = 0; k < K; k++) {
+                acc = fmaf(A[i * lda + k], B[k * ldb + j], acc);
+            }
+            C[i * ldc + j] = acc;
+        }
+    }
+}
+
+static void f16_to_f32(int n, float * y, const ggml_fp16_t * x) {
+    for (int i = 0; i < n; i++) {
+        y[i] = GGML_FP16_TO_FP32(x[i]);
+    }
+}
+
+static float add_max(int n, float * x, const float * m) {
+    float mx = -INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (m) {
+            x[i] = x[i] + m[i];
+        }
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    return mx;
+}
+
+void ggml_cpu_fa_kernels_scalar(struct ggml_cpu_fa_kernels * k) {
+    k->dot_f16   = dot_f16;
+    k->dot_f32   = dot_f32;
+    k->mad_f16   = mad_f16;
+    k->scale_f16 = scale_f16;
+    k->mad_f32   = mad_f32;
+    k->scale_f32 = scale_f32;
+    k->softmax   = softmax;
+    k->gemm      = gemm;
+    k->f16_to_f32 = f16_to_f32;
+    k->add_max    = add_max;
+}
