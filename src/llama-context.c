@@ -99,6 +99,27 @@ static bool resolve_cparams(const struct llama_model * model, const struct llama
     return true;
 }
 
+static bool has_swa_layers(const struct llama_hparams * hp) {
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+        if (llama_hparams_is_swa(hp, il)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// cells of the SWA cache as llama.cpp sizes it: the window of every sequence plus one ubatch, padded to 256,
+// never more than the full cache; without a unified cache each sequence gets that share
+static uint32_t swa_cache_size(const struct llama_cparams * cp, const struct llama_hparams * hp) {
+    if (cp->kv_unified) {
+        const uint64_t want = GGML_PAD((uint64_t) hp->n_swa * cp->n_seq_max + cp->n_ubatch, 256);
+        return want < cp->n_ctx ? (uint32_t) want : cp->n_ctx;
+    }
+    const uint64_t want = GGML_PAD((uint64_t) hp->n_swa + cp->n_ubatch, 256);
+    const uint32_t per  = want < cp->n_ctx_seq ? (uint32_t) want : cp->n_ctx_seq;
+    return per * cp->n_seq_max;
+}
+
 static void log_cparams(const struct llama_cparams * cp, const struct llama_hparams * hp) {
     LLAMA_LOG_INFO("llama_context: n_seq_max             = %u\n", cp->n_seq_max);
     LLAMA_LOG_INFO("llama_context: n_ctx                 = %u\n", cp->n_ctx);
@@ -175,9 +196,20 @@ struct llama_context * llama_init_from_model(struct llama_model * model, struct 
         .beta_fast      = cp->yarn_beta_fast,
         .beta_slow      = cp->yarn_beta_slow,
     };
-    ctx->mem = llama_kv_cache_init(model, cp->n_ctx, params.type_k, params.type_v, n_seq_max_eff(ctx),
-            cp->kv_unified, &rope);
+    // without flash attention V is kept transposed, the layout the KQ·V product reads
+    const bool iswa = has_swa_layers(hp) && !cp->swa_full;
+    ctx->mem = llama_kv_cache_init(model, cp->n_ctx, params.type_k, params.type_v, !cp->flash_attn,
+            n_seq_max_eff(ctx), cp->kv_unified, iswa ? LLAMA_KV_LAYERS_NON_SWA : LLAMA_KV_LAYERS_ALL, &rope);
+    if (ctx->mem && iswa) {
+        ctx->mem->swa = llama_kv_cache_init(model, swa_cache_size(cp, hp), params.type_k, params.type_v,
+                !cp->flash_attn, n_seq_max_eff(ctx), cp->kv_unified, LLAMA_KV_LAYERS_SWA, &rope);
+        if (!ctx->mem->swa) {
+            llama_kv_cache_free(ctx->mem);
+            ctx->mem = NULL;
+        }
+    }
     if (!ctx->mem) {
+        LLAMA_LOG_ERROR("llama_init_from_model: failed to initialize the KV cache (n_ctx = %u)\n", cp->n_ctx);
         llama_free(ctx);
         return NULL;
     }
@@ -330,40 +362,52 @@ static enum ggml_status compute(struct llama_context * ctx, struct ggml_cgraph *
     return ggml_backend_sched_graph_compute(ctx->sched, gf);
 }
 
-// re-rotates K where seq_add / seq_div moved positions
-static bool apply_kv_shift(struct llama_context * ctx) {
+// re-rotates the K of one cache where seq_add / seq_div moved positions
+static bool apply_kv_shift_one(struct llama_context * ctx, struct llama_memory_i * kv) {
     struct ggml_context * ctx0 = graph_ctx(ctx);
     if (!ctx0) {
         return false;
     }
     struct ggml_cgraph * gf = ggml_new_graph_custom(ctx0, ctx->max_nodes, false);
     struct ggml_tensor * pos = NULL;
-    llama_kv_cache_build_shift(ctx->mem, ctx0, gf, &pos);
-    ggml_backend_sched_reset(ctx->sched);
-    bool ok = ggml_backend_sched_alloc_graph(ctx->sched, gf);
-    if (ok) {
-        int32_t * d = malloc((size_t) ctx->mem->size * sizeof(int32_t));
-        ok = d != NULL;
+    bool ok = true;
+    if (llama_kv_cache_build_shift(kv, ctx0, gf, &pos)) {
+        ggml_backend_sched_reset(ctx->sched);
+        ok = ggml_backend_sched_alloc_graph(ctx->sched, gf);
         if (ok) {
-            llama_kv_cache_fill_shift(ctx->mem, d);
-            ggml_backend_tensor_set(pos, d, 0, (size_t) ctx->mem->size * sizeof(int32_t));
-            free(d);
-            ok = compute(ctx, gf, ctx->cparams.n_threads) == GGML_STATUS_SUCCESS;
+            int32_t * d = malloc((size_t) kv->size * sizeof(int32_t));
+            ok = d != NULL;
+            if (ok) {
+                llama_kv_cache_fill_shift(kv, d);
+                ggml_backend_tensor_set(pos, d, 0, (size_t) kv->size * sizeof(int32_t));
+                free(d);
+                ok = compute(ctx, gf, ctx->cparams.n_threads) == GGML_STATUS_SUCCESS;
+            }
         }
+        ggml_backend_sched_reset(ctx->sched);
     }
-    ggml_backend_sched_reset(ctx->sched);
     ggml_free(ctx0);
     if (ok) {
-        llama_kv_cache_shift_done(ctx->mem);
+        llama_kv_cache_shift_done(kv);
     } else {
         LLAMA_LOG_ERROR("llama_decode: failed to apply the KV cache shift\n");
     }
     return ok;
 }
 
+static bool apply_kv_shift(struct llama_context * ctx) {
+    struct llama_memory_i * caches[2] = { ctx->mem, ctx->mem->swa };
+    for (int i = 0; i < 2; i++) {
+        if (caches[i] && caches[i]->has_shift && !apply_kv_shift_one(ctx, caches[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // runs one ubatch; 0 ok, 2 aborted, -3 failure. Output rows go to row_off.. in emission order.
 static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch * ub, const int64_t * idxs,
-        uint32_t n_out, size_t row_off) {
+        const int64_t * idxs_swa, uint32_t n_out, size_t row_off) {
     struct ggml_context * ctx0 = graph_ctx(ctx);
     if (!ctx0) {
         return -3;
@@ -381,6 +425,10 @@ static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch 
     g.n_outputs = n_out;
     g.n_kv      = llama_kv_cache_n_kv(ctx->mem);
     g.k_idxs    = idxs;
+    if (ctx->mem->swa) {
+        g.n_kv_swa   = llama_kv_cache_n_kv(ctx->mem->swa);
+        g.k_idxs_swa = idxs_swa;
+    }
     int rc = 0;
     if (!llm_graph_build(&g) || !llama_ctx_sampling_build(ctx, &g)) {
         ggml_free(ctx0);
@@ -416,19 +464,6 @@ static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch 
     ggml_backend_sched_reset(ctx->sched);
     ggml_free(ctx0);
     return rc;
-}
-
-// frees the cells a failed ubatch had taken
-static void drop_cells(struct llama_context * ctx, const int64_t * idxs, uint32_t n) {
-    for (uint32_t i = 0; i < n; i++) {
-        struct llama_kv_cell * c = &ctx->mem->cells[idxs[i]];
-        if (c->pos >= 0) {
-            ctx->mem->used--;
-        }
-        c->pos = -1;
-        c->delta = 0;
-        memset(&c->seq, 0, sizeof(c->seq));
-    }
 }
 
 // outputs were produced in ubatch order (ba->out_ids); put the rows in batch order and map batch index -> row
@@ -570,18 +605,25 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
     }
     ctx->n_outputs = 0;
     ctx->n_batch_last = 0;
-    if (ctx->mem->has_shift && !apply_kv_shift(ctx)) {
+    struct llama_memory_i * swa = ctx->mem->swa;
+    if ((ctx->mem->has_shift || (swa && swa->has_shift)) && !apply_kv_shift(ctx)) {
         return -3;
     }
-    struct llama_kv_cell * saved = llama_kv_cache_cells_save(ctx->mem);
-    int64_t * idxs = malloc((size_t) ctx->cparams.n_ubatch * sizeof(int64_t));
-    if (!saved || !idxs) {
+    // cells of every ubatch so far, per cache: idxs + n_done is the current ubatch's
+    struct llama_kv_cell * saved     = llama_kv_cache_cells_save(ctx->mem);
+    struct llama_kv_cell * saved_swa = swa ? llama_kv_cache_cells_save(swa) : NULL;
+    int64_t * idxs     = malloc((size_t) batch.n_tokens * sizeof(int64_t));
+    int64_t * idxs_swa = swa ? malloc((size_t) batch.n_tokens * sizeof(int64_t)) : NULL;
+    if (!saved || !idxs || (swa && (!saved_swa || !idxs_swa))) {
         free(saved);
+        free(saved_swa);
         free(idxs);
+        free(idxs_swa);
         return -3;
     }
     llama_batch_allocr_split_reset(ba);
     size_t row_off = 0;
+    uint32_t n_done = 0;
     int rc = 0;
     while (!llama_batch_allocr_done(ba)) {
         const uint32_t n_out_before = ba->n_out_ids;
@@ -591,25 +633,34 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
             rc = -3;
             break;
         }
-        if (!llama_kv_cache_find_slot(ctx->mem, &ub, idxs)) {
+        if (!llama_kv_cache_find_slot(ctx->mem, &ub, idxs + n_done) ||
+            (swa && !llama_kv_cache_find_slot(swa, &ub, idxs_swa + n_done))) {
             LLAMA_LOG_WARN("llama_decode: failed to find a memory slot for a batch of %u tokens (n_ctx = %u)\n",
                     ub.n_tokens, ctx->cparams.n_ctx);
-            llama_kv_cache_cells_restore(ctx->mem, saved);
-            saved = NULL;
+            // undo the whole batch; SWA cells reused by earlier ubatches hold new data and stay free
+            llama_kv_cache_cells_restore(ctx->mem, saved, idxs, n_done);
+            llama_kv_cache_cells_restore(swa, saved_swa, idxs_swa, n_done);
+            saved = saved_swa = NULL;
             rc = 1;
             break;
         }
         const uint32_t n_out = ba->n_out_ids - n_out_before;
-        const int r = process_ubatch(ctx, &ub, idxs, n_out, row_off);
+        const int r = process_ubatch(ctx, &ub, idxs + n_done, swa ? idxs_swa + n_done : NULL, n_out, row_off);
         if (r != 0) {
-            drop_cells(ctx, idxs, ub.n_tokens);
+            llama_kv_cache_drop_cells(ctx->mem, idxs + n_done, ub.n_tokens);
+            if (swa) {
+                llama_kv_cache_drop_cells(swa, idxs_swa + n_done, ub.n_tokens);
+            }
             rc = r;
             break;
         }
+        n_done  += ub.n_tokens;
         row_off += n_out;
     }
     free(saved);
+    free(saved_swa);
     free(idxs);
+    free(idxs_swa);
     if (rc != 0) {
         return rc;
     }

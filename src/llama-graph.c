@@ -90,20 +90,21 @@ struct ggml_tensor * llm_graph_rope(struct llm_graph * g, struct ggml_tensor * c
 static struct ggml_tensor * kq_mask(struct llm_graph * g, bool swa) {
     struct ggml_tensor ** m = swa ? &g->inp_kq_mask_swa : &g->inp_kq_mask;
     if (!*m) {
-        *m = ggml_new_tensor_2d(g->ctx0, GGML_TYPE_F32, g->n_kv, g->n_tokens);
+        *m = ggml_new_tensor_2d(g->ctx0, GGML_TYPE_F32, swa && g->kv->swa ? g->n_kv_swa : g->n_kv, g->n_tokens);
         ggml_set_name(*m, swa ? "inp_kq_mask_swa" : "inp_kq_mask");
         ggml_set_input(*m);
     }
     return *m;
 }
 
-static struct ggml_tensor * k_idxs(struct llm_graph * g) {
-    if (!g->inp_k_idxs) {
-        g->inp_k_idxs = ggml_new_tensor_1d(g->ctx0, GGML_TYPE_I64, g->n_tokens);
-        ggml_set_name(g->inp_k_idxs, "inp_k_idxs");
-        ggml_set_input(g->inp_k_idxs);
+static struct ggml_tensor * k_idxs(struct llm_graph * g, bool swa_cache) {
+    struct ggml_tensor ** t = swa_cache ? &g->inp_k_idxs_swa : &g->inp_k_idxs;
+    if (!*t) {
+        *t = ggml_new_tensor_1d(g->ctx0, GGML_TYPE_I64, g->n_tokens);
+        ggml_set_name(*t, swa_cache ? "inp_k_idxs_swa" : "inp_k_idxs");
+        ggml_set_input(*t);
     }
-    return g->inp_k_idxs;
+    return *t;
 }
 
 struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct ggml_tensor * q,
@@ -111,7 +112,11 @@ struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct gg
         float kq_scale) {
     struct ggml_context * ctx0 = g->ctx0;
     const struct llama_hparams * hp = g->hp;
-    struct llama_memory_i * kv = g->kv;
+    // sliding-window layers of an iSWA cache live in its small swa cache
+    const bool is_swa = llama_hparams_is_swa(hp, il);
+    const bool in_swa_cache = is_swa && g->kv->swa;
+    struct llama_memory_i * kv = in_swa_cache ? g->kv->swa : g->kv;
+    const uint32_t n_kv = in_swa_cache ? g->n_kv_swa : g->n_kv;
     const uint32_t n_head    = llama_hparams_n_head(hp, il);
     const uint32_t n_head_kv = llama_hparams_n_head_kv(hp, il);
     const uint32_t hd_k      = hp->n_embd_head_k;
@@ -126,21 +131,34 @@ struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct gg
     if (!ggml_is_contiguous(v)) {
         v = ggml_cont(ctx0, v);
     }
-    struct ggml_tensor * idx = k_idxs(g);
+    struct ggml_tensor * idx = k_idxs(g, in_swa_cache);
     struct ggml_tensor * kc_w = ggml_set_rows(ctx0, kc, ggml_reshape_2d(ctx0, k, hd_k * n_head_kv, g->n_tokens), idx);
-    struct ggml_tensor * vc_w = ggml_set_rows(ctx0, vc, ggml_reshape_2d(ctx0, v, hd_v * n_head_kv, g->n_tokens), idx);
+    struct ggml_tensor * vc_w;
+    if (kv->v_trans) {
+        // the cache is [size, n_embd_v_gqa]: seen as rows of one element ([1, size, n_embd_v_gqa]) the new
+        // values are n_tokens such rows per channel, and the same cell indices serve every channel; the
+        // writes go channel by channel along the cells, so contiguous cells are written sequentially
+        const int64_t n_embd_v = (int64_t) hd_v * n_head_kv;
+        const size_t  es      = ggml_element_size(vc);
+        struct ggml_tensor * dst = ggml_view_3d(ctx0, vc, 1, vc->ne[0], n_embd_v, es, vc->nb[1], 0);
+        struct ggml_tensor * src = ggml_view_3d(ctx0, v, 1, g->n_tokens, n_embd_v,
+                (size_t) n_embd_v * ggml_element_size(v), ggml_element_size(v), 0);
+        vc_w = ggml_set_rows(ctx0, dst, src, idx);
+    } else {
+        vc_w = ggml_set_rows(ctx0, vc, ggml_reshape_2d(ctx0, v, hd_v * n_head_kv, g->n_tokens), idx);
+    }
 
     // read back through the set_rows results so the reads are ordered after the writes
-    struct ggml_tensor * kview = ggml_view_3d(ctx0, kc_w, hd_k, n_head_kv, g->n_kv,
+    struct ggml_tensor * kview = ggml_view_3d(ctx0, kc_w, hd_k, n_head_kv, n_kv,
             ggml_row_size(kc->type, hd_k), kc->nb[1], 0);
-    struct ggml_tensor * vview = ggml_view_3d(ctx0, vc_w, hd_v, n_head_kv, g->n_kv,
-            ggml_row_size(vc->type, hd_v), vc->nb[1], 0);
 
-    struct ggml_tensor * mask = kq_mask(g, llama_hparams_is_swa(hp, il));
+    struct ggml_tensor * mask = kq_mask(g, is_swa);
     struct ggml_tensor * qp = ggml_permute(ctx0, q, 0, 2, 1, 3);     // [hd_k, n_tokens, n_head]
     struct ggml_tensor * kp = ggml_permute(ctx0, kview, 0, 2, 1, 3); // [hd_k, n_kv, n_head_kv]
     struct ggml_tensor * cur;
-    if (g->cp->flash_attn) {
+    if (!kv->v_trans) {
+        struct ggml_tensor * vview = ggml_view_3d(ctx0, vc_w, hd_v, n_head_kv, n_kv,
+                ggml_row_size(vc->type, hd_v), vc->nb[1], 0);
         struct ggml_tensor * vp = ggml_permute(ctx0, vview, 0, 2, 1, 3);
         cur = ggml_flash_attn_ext(ctx0, qp, kp, vp, mask, kq_scale, 0.0f,
                 hp->use_attn_softcap ? hp->f_attn_logit_softcapping : 0.0f);
@@ -156,11 +174,13 @@ struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct gg
             kq_scale = 1.0f;
         }
         kq = ggml_soft_max_ext(ctx0, kq, mask, kq_scale, 0.0f);
-        // V is stored one row per cell; the product wants cells along ne0
-        struct ggml_tensor * vt = ggml_cont(ctx0, ggml_permute(ctx0, vview, 1, 2, 0, 3)); // [n_kv, hd_v, n_head_kv]
+        // the transposed cache already has the cells along ne0: [n_kv, hd_v, n_head_kv], read in place
+        struct ggml_tensor * vt = ggml_view_3d(ctx0, vc_w, n_kv, hd_v, n_head_kv,
+                vc->nb[1], (size_t) hd_v * vc->nb[1], 0);
         struct ggml_tensor * kqv = ggml_mul_mat(ctx0, vt, kq);       // [hd_v, n_tokens, n_head]
-        cur = ggml_permute(ctx0, kqv, 0, 2, 1, 3);
-        cur = ggml_cont_2d(ctx0, cur, hd_v * n_head, g->n_tokens);
+        // 3-D cont keeps whole rows per copy (a cont_2d of the permuted view would copy element by element)
+        cur = ggml_cont(ctx0, ggml_permute(ctx0, kqv, 0, 2, 1, 3)); // [hd_v, n_head, n_tokens]
+        cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, g->n_tokens);
     }
     if (wo) {
         cur = llm_graph_lin(g, wo, bo, cur);
@@ -287,6 +307,9 @@ void llm_graph_set_inputs(struct llm_graph * g) {
     if (g->inp_k_idxs) {
         ggml_backend_tensor_set(g->inp_k_idxs, g->k_idxs, 0, n * sizeof(int64_t));
     }
+    if (g->inp_k_idxs_swa) {
+        ggml_backend_tensor_set(g->inp_k_idxs_swa, g->k_idxs_swa, 0, n * sizeof(int64_t));
+    }
     if (g->inp_out_ids) {
         int32_t * ids = malloc((g->n_outputs ? g->n_outputs : 1) * sizeof(int32_t));
         if (ids) {
@@ -305,12 +328,15 @@ void llm_graph_set_inputs(struct llm_graph * g) {
         if (!masks[m]) {
             continue;
         }
-        float * data = malloc((size_t) n * g->n_kv * sizeof(float));
+        // the sliding-window mask is over the swa cache when there is one
+        const struct llama_memory_i * kv = m == 1 && g->kv->swa ? g->kv->swa : g->kv;
+        const uint32_t n_kv = m == 1 && g->kv->swa ? g->n_kv_swa : g->n_kv;
+        float * data = malloc((size_t) n * n_kv * sizeof(float));
         if (!data) {
             continue;
         }
-        llama_kv_cache_fill_mask(g->kv, ub, g->n_kv, g->cp->causal_attn, m == 1, data);
-        ggml_backend_tensor_set(masks[m], data, 0, (size_t) n * g->n_kv * sizeof(float));
+        llama_kv_cache_fill_mask(kv, ub, n_kv, g->cp->causal_attn, m == 1, data);
+        ggml_backend_tensor_set(masks[m], data, 0, (size_t) n * n_kv * sizeof(float));
         free(data);
     }
 }

@@ -70,6 +70,7 @@ struct llm_graph {
     uint32_t n_tokens;
     uint32_t n_outputs;          // rows of the ubatch with output set
     uint32_t n_kv;               // cache cells the attention looks at
+    uint32_t n_kv_swa;           // the same in kv->swa (sliding-window layers of an iSWA cache)
 
     // inputs, filled by llm_graph_set_inputs after allocation
     struct ggml_tensor * inp_tokens;      // I32 [n_tokens]
@@ -77,9 +78,11 @@ struct llm_graph {
     struct ggml_tensor * inp_pos;         // I32 [n_tokens]
     struct ggml_tensor * inp_out_ids;     // I32 [n_outputs]
     struct ggml_tensor * inp_kq_mask;     // F32 [n_kv, n_tokens]
-    struct ggml_tensor * inp_kq_mask_swa; // F32 [n_kv, n_tokens]
+    struct ggml_tensor * inp_kq_mask_swa; // F32 [n_kv (n_kv_swa with kv->swa), n_tokens]
     struct ggml_tensor * inp_k_idxs;      // I64 [n_tokens] cache cells of the ubatch tokens
     const int64_t      * k_idxs;          // values for inp_k_idxs
+    struct ggml_tensor * inp_k_idxs_swa;  // I64 [n_tokens] their cells in kv->swa
+    const int64_t      * k_idxs_swa;
 
     // results
     struct ggml_tensor * t_logits;        // [n_vocab, n_outputs]

@@ -6,6 +6,7 @@
 #include "llama-hparams.h"
 
 #include "ggml-backend.h"
+#include "gguf.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -109,6 +110,10 @@ struct llama_model {
     size_t mapping_size;
     bool   mapping_locked;
 
+    // every metadata key of the file (arrays included) with the kv overrides applied: what
+    // llama_model_save_to_file writes (NULL when loaded vocab_only)
+    struct gguf_context * gguf_meta;
+
     // non-array metadata as strings, in file order
     int32_t n_meta;
     char ** meta_keys;
@@ -134,6 +139,11 @@ bool llama_model_load_tensors(struct llama_model * model, struct llama_model_loa
 
 // one log block describing the model, as llama.cpp's print_info
 void llama_model_print_info(const struct llama_model * model);
+
+// keeps a copy of the file's metadata in model->gguf_meta with the overrides (may be NULL) applied, for
+// llama_model_save_to_file; false on out of memory (logged)
+bool llama_model_keep_meta(struct llama_model * model, const struct gguf_context * src,
+        const struct llama_model_kv_override * overrides);
 
 // metadata value by key (NULL if absent or an array)
 const char * llama_model_meta_get(const struct llama_model * model, const char * key);

@@ -211,6 +211,7 @@ void llama_model_free(struct llama_model * model) {
     if (model->vocab) {
         llama_vocab_free(model->vocab);
     }
+    gguf_free(model->gguf_meta);
     for (int32_t i = 0; i < model->n_meta; i++) {
         free(model->meta_keys[i]);
         free(model->meta_vals[i]);
@@ -258,7 +259,7 @@ struct llama_model * llama_model_load_from_file(const char * path_model, struct 
 
     // no_alloc: metadata and tensor headers only (used to measure memory needs), no weight data
     if (!params.vocab_only) {
-        if (!llama_model_load_tensors(model, ml)) {
+        if (!llama_model_load_tensors(model, ml) || !llama_model_keep_meta(model, ml->meta, params.kv_overrides)) {
             goto fail;
         }
         unsigned shown = 0;

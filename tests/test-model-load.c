@@ -679,6 +679,17 @@ static void check_broken_inputs(void) {
         q.progress_callback = progress_cancel;
         expect_fail("cancelled load", src, q, "cancelled", NULL, NULL);
         TH_CHECK(g_cancel_seen_one, "cancel callback called");
+
+        // without a callback the loader draws llama.cpp's bar: one dot per percent, then a newline
+        char bar[102];
+        memset(bar, '.', 100);
+        bar[100] = '\n';
+        bar[101] = '\0';
+        log_clear();
+        m = llama_model_load_from_file(src, mp);
+        const char * at = strstr(g_log, bar);
+        TH_CHECK(m && at && (at == g_log || at[-1] != '.'), "default progress bar of 100 dots");
+        llama_model_free(m);
     }
 
     // check_tensors accepts good data

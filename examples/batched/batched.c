@@ -92,8 +92,9 @@ int main(int argc, char ** argv) {
     // one unified cache: the prompt's cells are shared by all sequences, which is what n_kv_req counts
     params.kv_unified = true;
     struct llama_context_params ctx_params = common_context_params_to_llama(&params);
-    if (n_kv_req <= 0 || n_kv_req > INT32_MAX) {
-        LOG_ERR("%s: error: n_predict (%d) must exceed the prompt length (%d tokens)\n", __func__, n_predict, n_prompt);
+    // the prompt itself must fit in n_predict (with n_parallel 1 a short n_predict still gives n_kv_req > 0)
+    if (n_predict < n_prompt || n_kv_req <= 0 || n_kv_req > INT32_MAX) {
+        LOG_ERR("%s: error: n_predict (%d) is the total length of each sequence and must not be less than the prompt (%d tokens)\n", __func__, n_predict, n_prompt);
         goto done;
     }
     ctx_params.n_ctx   = (uint32_t) n_kv_req;
