@@ -594,6 +594,13 @@ static const char * h_spec_type(struct common_params * p, const char * v) {
     if (n == 0) {
         return arg_errorf("empty speculative type list");
     }
+    // llama.cpp: "none" anywhere in the list disables speculative decoding
+    for (int i = 0; i < n; i++) {
+        if (out[i] == COMMON_SPECULATIVE_TYPE_NONE) {
+            out[0] = COMMON_SPECULATIVE_TYPE_NONE;
+            n = 1;
+        }
+    }
     memcpy(p->speculative.types, out, (size_t) n * sizeof(out[0]));
     p->speculative.n_types = n;
     return NULL;
@@ -601,6 +608,53 @@ static const char * h_spec_type(struct common_params * p, const char * v) {
 
 static const char * h_model_draft(struct common_params * p, const char * v) {
     return common_params_set_str(&p->speculative.draft.mparams.path, v) ? NULL : "out of memory";
+}
+
+// the n-gram size options are uint16 fields
+static const char * h_u16_into(uint16_t * dst, const char * v, long long lo, long long hi) {
+    long long n;
+    if (!parse_i64(v, &n) || n < lo || n > hi) {
+        return arg_errorf("invalid value '%s' (expected %lld..%lld)", v, lo, hi);
+    }
+    *dst = (uint16_t) n;
+    return NULL;
+}
+
+#define NGRAM_SIZE_HANDLERS(kind)                                                                      \
+    static const char * h_##kind##_size_n(struct common_params * p, const char * v) {                  \
+        return h_u16_into(&p->speculative.kind.size_n, v, 1, 1024);                                    \
+    }                                                                                                  \
+    static const char * h_##kind##_size_m(struct common_params * p, const char * v) {                  \
+        return h_u16_into(&p->speculative.kind.size_m, v, 1, 1024);                                    \
+    }                                                                                                  \
+    static const char * h_##kind##_min_hits(struct common_params * p, const char * v) {                \
+        return h_u16_into(&p->speculative.kind.min_hits, v, 0, 1024);                                  \
+    }
+
+NGRAM_SIZE_HANDLERS(ngram_simple)
+NGRAM_SIZE_HANDLERS(ngram_map_k)
+NGRAM_SIZE_HANDLERS(ngram_map_k4v)
+
+// llama.cpp removed these options; they stay in the table so that using one says what replaced it
+static const char * h_removed_draft_max(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "the argument has been removed. use --spec-draft-n-max or --spec-ngram-mod-n-max";
+}
+static const char * h_removed_draft_min(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "the argument has been removed. use --spec-draft-n-min or --spec-ngram-mod-n-min";
+}
+static const char * h_removed_ngram_size_n(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "the argument has been removed. use the respective --spec-ngram-*-size-n or --spec-ngram-mod-n-match";
+}
+static const char * h_removed_ngram_size_m(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "the argument has been removed. use the respective --spec-ngram-*-size-m";
+}
+static const char * h_removed_ngram_min_hits(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "the argument has been removed. use the respective --spec-ngram-*-min-hits";
 }
 
 static const char * h_model(struct common_params * p, const char * v) {
@@ -868,17 +922,19 @@ static const struct common_arg k_args[] = {
     { {"--threads-http", NULL}, "N", "number of threads used to process HTTP requests (default: -1)",
       "LLAMA_ARG_THREADS_HTTP", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(n_threads_http), -1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
 
-    { {"--spec-type", NULL}, "TYPE[,TYPE...]", "speculative decoding types: none, draft-simple, ngram-simple, ngram-cache, ... (default: none)",
+    { {"--spec-type", NULL}, "none,draft-simple,draft-eagle3,draft-mtp,ngram-simple,ngram-map-k,ngram-map-k4v,ngram-mod,ngram-cache",
+      "comma-separated list of types of speculative decoding to use (default: none)\n"
+      "implemented here: draft-simple, ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache",
       "LLAMA_ARG_SPEC_TYPE", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_spec_type, GROUP_EXAMPLE, 0 },
-    { {"-md", "--model-draft", NULL}, "FNAME", "draft model for speculative decoding (default: unused)",
-      "LLAMA_ARG_MODEL_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_model_draft, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-model", "-md", "--model-draft", NULL}, "FNAME", "draft model for speculative decoding (default: unused)",
+      "LLAMA_ARG_SPEC_DRAFT_MODEL", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_model_draft, GROUP_EXAMPLE, 0 },
     { {"--spec-draft-n-max", NULL}, "N", "number of tokens to draft for speculative decoding (default: 3)",
       "LLAMA_ARG_SPEC_DRAFT_N_MAX", SPEC_PROGRAMS, ARG_INT, OFF(speculative.draft.n_max), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
     { {"--spec-draft-n-min", NULL}, "N", "minimum number of draft tokens to use for speculative decoding (default: 0)",
       "LLAMA_ARG_SPEC_DRAFT_N_MIN", SPEC_PROGRAMS, ARG_INT, OFF(speculative.draft.n_min), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
-    { {"--spec-draft-p-split", NULL}, "P", "speculative decoding split probability (default: 0.10)",
+    { {"--spec-draft-p-split", "--draft-p-split", NULL}, "P", "speculative decoding split probability (default: 0.10)",
       "LLAMA_ARG_SPEC_DRAFT_P_SPLIT", SPEC_PROGRAMS, ARG_FLOAT, OFF(speculative.draft.p_split), 0, 1, NULL, GROUP_EXAMPLE, 0 },
-    { {"--spec-draft-p-min", NULL}, "P", "minimum speculative decoding probability (greedy) (default: 0.00)",
+    { {"--spec-draft-p-min", "--draft-p-min", NULL}, "P", "minimum speculative decoding probability (greedy) (default: 0.00)",
       "LLAMA_ARG_SPEC_DRAFT_P_MIN", SPEC_PROGRAMS, ARG_FLOAT, OFF(speculative.draft.p_min), 0, 1, NULL, GROUP_EXAMPLE, 0 },
     { {"--spec-draft-backend-sampling", NULL}, NULL, "offload draft sampling to the backend (default: enabled)",
       NULL, SPEC_PROGRAMS, ARG_TRUE, OFF(speculative.draft.backend_sampling), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
@@ -886,20 +942,59 @@ static const struct common_arg k_args[] = {
       NULL, SPEC_PROGRAMS, ARG_FALSE, OFF(speculative.draft.backend_sampling), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"-cd", "--ctx-size-draft", NULL}, "N", "size of the prompt context for the draft model (default: 0, 0 = loaded from model)",
       "LLAMA_ARG_CTX_SIZE_DRAFT", SPEC_PROGRAMS, ARG_INT, OFF(speculative.draft.n_ctx), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
-    { {"-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft", NULL}, "N", "max. number of draft model layers to store in VRAM (default: auto)",
+    { {"--spec-draft-ngl", "-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft", NULL}, "N",
+      "max. number of draft model layers to store in VRAM, either an exact number, 'auto', or 'all' (default: auto)",
       "LLAMA_ARG_N_GPU_LAYERS_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngld, GROUP_EXAMPLE, 0 },
-    { {"-td", "--threads-draft", NULL}, "N", "number of threads to use during generation for the draft model (default: same as --threads)",
+    { {"--spec-draft-threads", "-td", "--threads-draft", NULL}, "N",
+      "number of threads to use during generation (default: same as --threads)",
       NULL, SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_threads_draft, GROUP_EXAMPLE, 0 },
-    { {"-tbd", "--threads-batch-draft", NULL}, "N", "number of threads to use during batch and prompt processing for the draft model",
+    { {"--spec-draft-threads-batch", "-tbd", "--threads-batch-draft", NULL}, "N",
+      "number of threads to use during batch and prompt processing (default: same as --threads-draft)",
       NULL, SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_threads_batch_draft, GROUP_EXAMPLE, 0 },
-    { {"-ctkd", "--cache-type-k-draft", NULL}, "TYPE", "KV cache data type for K for the draft model (default: f16)",
-      "LLAMA_ARG_CACHE_TYPE_K_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ctkd, GROUP_EXAMPLE, 0 },
-    { {"-ctvd", "--cache-type-v-draft", NULL}, "TYPE", "KV cache data type for V for the draft model (default: f16)",
-      "LLAMA_ARG_CACHE_TYPE_V_DRAFT", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ctvd, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-type-k", "-ctkd", "--cache-type-k-draft", NULL}, "TYPE",
+      "KV cache data type for K for the draft model\nallowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1\n(default: f16)",
+      "LLAMA_ARG_SPEC_DRAFT_CACHE_TYPE_K", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ctkd, GROUP_EXAMPLE, 0 },
+    { {"--spec-draft-type-v", "-ctvd", "--cache-type-v-draft", NULL}, "TYPE",
+      "KV cache data type for V for the draft model\nallowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1\n(default: f16)",
+      "LLAMA_ARG_SPEC_DRAFT_CACHE_TYPE_V", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ctvd, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-mod-n-min", NULL}, "N", "minimum number of ngram tokens to use for ngram-based speculative decoding (default: 48)",
+      "", SPEC_PROGRAMS, ARG_INT, OFF(speculative.ngram_mod.n_min), 1, 1024, NULL, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-mod-n-max", NULL}, "N", "maximum number of ngram tokens to use for ngram-based speculative decoding (default: 64)",
+      "", SPEC_PROGRAMS, ARG_INT, OFF(speculative.ngram_mod.n_max), 1, 1024, NULL, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-mod-n-match", NULL}, "N", "ngram-mod lookup length (default: 24)",
+      "", SPEC_PROGRAMS, ARG_INT, OFF(speculative.ngram_mod.n_match), 1, 1024, NULL, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-simple-size-n", NULL}, "N", "ngram size N for ngram-simple speculative decoding, length of lookup n-gram (default: 12)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_simple_size_n, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-simple-size-m", NULL}, "N", "ngram size M for ngram-simple speculative decoding, length of draft m-gram (default: 48)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_simple_size_m, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-simple-min-hits", NULL}, "N", "minimum hits for ngram-simple speculative decoding (default: 1)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_simple_min_hits, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-map-k-size-n", NULL}, "N", "ngram size N for ngram-map-k speculative decoding, length of lookup n-gram (default: 12)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_map_k_size_n, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-map-k-size-m", NULL}, "N", "ngram size M for ngram-map-k speculative decoding, length of draft m-gram (default: 48)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_map_k_size_m, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-map-k-min-hits", NULL}, "N", "minimum hits for ngram-map-k speculative decoding (default: 1)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_map_k_min_hits, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-map-k4v-size-n", NULL}, "N", "ngram size N for ngram-map-k4v speculative decoding, length of lookup n-gram (default: 12)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_map_k4v_size_n, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-map-k4v-size-m", NULL}, "N", "ngram size M for ngram-map-k4v speculative decoding, length of draft m-gram (default: 48)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_map_k4v_size_m, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-map-k4v-min-hits", NULL}, "N", "minimum hits for ngram-map-k4v speculative decoding (default: 1)",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_ngram_map_k4v_min_hits, GROUP_EXAMPLE, 0 },
+    { {"--draft", "--draft-n", "--draft-max", NULL}, "N", "the argument has been removed. use --spec-draft-n-max or --spec-ngram-mod-n-max",
+      "LLAMA_ARG_DRAFT_MAX", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_removed_draft_max, GROUP_EXAMPLE, 0 },
+    { {"--draft-min", "--draft-n-min", NULL}, "N", "the argument has been removed. use --spec-draft-n-min or --spec-ngram-mod-n-min",
+      "LLAMA_ARG_DRAFT_MIN", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_removed_draft_min, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-size-n", NULL}, "N", "the argument has been removed. use the respective --spec-ngram-*-size-n or --spec-ngram-mod-n-match",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_removed_ngram_size_n, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-size-m", NULL}, "N", "the argument has been removed. use the respective --spec-ngram-*-size-m",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_removed_ngram_size_m, GROUP_EXAMPLE, 0 },
+    { {"--spec-ngram-min-hits", NULL}, "N", "the argument has been removed. use the respective --spec-ngram-*-min-hits",
+      "", SPEC_PROGRAMS, ARG_FN, 0, NO_RANGE, h_removed_ngram_min_hits, GROUP_EXAMPLE, 0 },
     { {"-lcs", "--lookup-cache-static", NULL}, "FNAME", "path to static lookup cache to use for lookup decoding (not updated by generation)",
-      NULL, EX(LLAMA_EXAMPLE_LOOKUP), ARG_STR, OFF(speculative.lookup_cache_static), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+      NULL, SPEC_PROGRAMS, ARG_STR, OFF(speculative.lookup_cache_static), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"-lcd", "--lookup-cache-dynamic", NULL}, "FNAME", "path to dynamic lookup cache to use for lookup decoding (updated by generation)",
-      NULL, EX(LLAMA_EXAMPLE_LOOKUP), ARG_STR, OFF(speculative.lookup_cache_dynamic), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+      NULL, SPEC_PROGRAMS, ARG_STR, OFF(speculative.lookup_cache_dynamic), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
 };
 
 #define N_ARGS ((int32_t) (sizeof(k_args) / sizeof(k_args[0])))
@@ -1196,9 +1291,16 @@ static void print_group(FILE * out, enum llama_example ex, enum arg_group group)
         char envbuf[128];
         const char * env = arg_env(a, envbuf, sizeof(envbuf));
         if (strlen(left) <= 40) {
-            fprintf(out, "%-40s %s", left, a->help);
+            fprintf(out, "%-40s ", left);
         } else {
-            fprintf(out, "%s\n%-40s %s", left, "", a->help);
+            fprintf(out, "%s\n%-40s ", left, "");
+        }
+        // continuation lines of a multi-line help line up under its first line
+        for (const char * h = a->help; *h; h++) {
+            fputc(*h, out);
+            if (*h == '\n' && h[1]) {
+                fprintf(out, "%-40s ", "");
+            }
         }
         if (env) {
             fprintf(out, "\n%-40s (env: %s)", "", env);

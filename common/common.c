@@ -245,6 +245,11 @@ struct common_params common_params_default(void) {
     p.speculative.ngram_simple.size_n   = 12;
     p.speculative.ngram_simple.size_m   = 48;
     p.speculative.ngram_simple.min_hits = 1;
+    p.speculative.ngram_map_k   = p.speculative.ngram_simple;
+    p.speculative.ngram_map_k4v = p.speculative.ngram_simple;
+    p.speculative.ngram_mod.n_match = 24;
+    p.speculative.ngram_mod.n_max   = 64;
+    p.speculative.ngram_mod.n_min   = 48;
 
     p.verbosity = LOG_DEFAULT_LLAMA;
 

@@ -132,12 +132,22 @@ struct common_params_speculative_ngram {
     uint16_t min_hits; // 1
 };
 
+// ngram-mod: a shared hash of n_match-token n-grams to the token that followed them
+struct common_params_speculative_ngram_mod {
+    int32_t n_match; // 24: n-gram lookup length
+    int32_t n_max;   // 64: maximum number of drafted tokens
+    int32_t n_min;   // 48: fewer drafted tokens than this and the draft is dropped
+};
+
 struct common_params_speculative {
     int32_t n_types;
     enum common_speculative_type types[COMMON_SPEC_TYPES_MAX]; // { NONE }
 
     struct common_params_speculative_draft draft;
     struct common_params_speculative_ngram ngram_simple;
+    struct common_params_speculative_ngram ngram_map_k;   // --spec-ngram-map-k-*
+    struct common_params_speculative_ngram ngram_map_k4v; // --spec-ngram-map-k4v-*
+    struct common_params_speculative_ngram_mod ngram_mod; // --spec-ngram-mod-*
 
     char * lookup_cache_static;  // -lcs (owned)
     char * lookup_cache_dynamic; // -lcd (owned)

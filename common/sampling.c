@@ -90,6 +90,9 @@ static bool build_chain(struct common_sampler * g, const struct llama_model * mo
         return chain_add(c, llama_sampler_init_temp(p->temp), "temp") &&
                chain_add(c, llama_sampler_init_mirostat_v2(p->seed, p->mirostat_tau, p->mirostat_eta), "mirostat-v2");
     }
+    // adaptive-p selects the token itself (like dist and mirostat): listed anywhere in --samplers, it replaces the
+    // final dist, as in llama.cpp
+    bool use_adaptive_p = false;
     for (int32_t i = 0; i < p->n_samplers && i < COMMON_SAMPLERS_MAX; i++) {
         bool ok = true;
         switch (p->samplers[i]) {
@@ -133,7 +136,7 @@ static bool build_chain(struct common_sampler * g, const struct llama_model * mo
                         p->penalty_freq, p->penalty_present), "penalties");
                 break;
             case COMMON_SAMPLER_TYPE_ADAPTIVE_P:
-                ok = chain_add(c, llama_sampler_init_adaptive_p(p->adaptive_target, p->adaptive_decay, p->seed), "adaptive-p");
+                use_adaptive_p = true;
                 break;
             default:
                 LOG_ERR("%s: unknown sampler type %d\n", __func__, (int) p->samplers[i]);
@@ -143,6 +146,9 @@ static bool build_chain(struct common_sampler * g, const struct llama_model * mo
         if (!ok) {
             return false;
         }
+    }
+    if (use_adaptive_p) {
+        return chain_add(c, llama_sampler_init_adaptive_p(p->adaptive_target, p->adaptive_decay, p->seed), "adaptive-p");
     }
     return chain_add(c, llama_sampler_init_dist(p->seed), "dist");
 }

@@ -1,6 +1,9 @@
 #include "speculative.h"
 
 #include "log.h"
+#include "ngram-cache.h"
+#include "ngram-map.h"
+#include "ngram-mod.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -51,14 +54,45 @@ static bool spec_has_type(const struct common_params_speculative * p, enum commo
     return false;
 }
 
+// llama.cpp's fixed draft length of the ngram-cache type
+#define SPEC_NGRAM_CACHE_N_DRAFT 8
+// entries of the shared ngram-mod table (llama.cpp: 4M)
+#define SPEC_NGRAM_MOD_SIZE (4u * 1024u * 1024u)
+
 int32_t common_speculative_n_max(const struct common_params_speculative * params) {
-    bool any = false;
+    // the largest draft any enabled type can propose
+    int32_t n_max = 0;
     for (int32_t i = 0; i < params->n_types && i < COMMON_SPEC_TYPES_MAX; i++) {
-        if (params->types[i] != COMMON_SPECULATIVE_TYPE_NONE) {
-            any = true;
+        int32_t n = 0;
+        switch (params->types[i]) {
+            case COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE:
+            case COMMON_SPECULATIVE_TYPE_DRAFT_EAGLE3:
+            case COMMON_SPECULATIVE_TYPE_DRAFT_MTP:
+                n = params->draft.n_max;
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE:
+                n = params->ngram_simple.size_m;
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K:
+                n = params->ngram_map_k.size_m;
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V:
+                n = params->ngram_map_k4v.size_m;
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_MOD:
+                n = params->ngram_mod.n_max;
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_CACHE:
+                n = SPEC_NGRAM_CACHE_N_DRAFT;
+                break;
+            default:
+                break;
+        }
+        if (n > n_max) {
+            n_max = n;
         }
     }
-    return any ? (params->draft.n_max > 0 ? params->draft.n_max : 0) : 0;
+    return n_max;
 }
 
 bool common_speculative_are_compatible(const struct llama_context * ctx_tgt, const struct llama_context * ctx_dft) {
@@ -105,6 +139,31 @@ struct common_speculative {
     llama_token * prompt_dft;        // tokens whose KV the draft context holds (seq 0, positions 0..)
     int32_t n_prompt_dft;
     int32_t cap_prompt_dft;
+
+    int32_t n_max;                   // common_speculative_n_max(params): the room callers give gen_draft
+    bool    begun;                   // begin() ran for the current history
+    int32_t n_hist_last;             // history length at the last gen_draft (a shorter one starts over)
+    enum common_speculative_type last_type; // which type proposed the last draft (NONE: none)
+
+    // ngram-map-k, ngram-map-k4v
+    bool has_map_k;
+    bool has_map_k4v;
+    struct common_ngram_map map_k;
+    struct common_ngram_map map_k4v;
+
+    // ngram-mod (llama.cpp shares the table between sequences; here there is one)
+    struct common_ngram_mod * mod;
+    size_t  mod_i_last;              // history positions below this are in the table
+    size_t  mod_n_draft_last;
+    int32_t mod_n_low;               // consecutive drafts with less than a quarter accepted
+
+    // ngram-cache
+    struct common_ngram_cache * nc_context;
+    struct common_ngram_cache * nc_dynamic;
+    struct common_ngram_cache * nc_static;
+    int64_t nc_n_tokens;             // history tokens already counted in nc_context
+    llama_token * nc_inp;            // scratch: history + id_last
+    int32_t cap_nc_inp;
 };
 
 void common_speculative_free(struct common_speculative * spec) {
@@ -114,8 +173,54 @@ void common_speculative_free(struct common_speculative * spec) {
     if (spec->ctx_dft) {
         llama_batch_free(spec->batch);
     }
+    if (spec->has_map_k) {
+        common_ngram_map_free(&spec->map_k);
+    }
+    if (spec->has_map_k4v) {
+        common_ngram_map_free(&spec->map_k4v);
+    }
+    common_ngram_mod_free(spec->mod);
+    common_ngram_cache_free(spec->nc_context);
+    common_ngram_cache_free(spec->nc_dynamic);
+    common_ngram_cache_free(spec->nc_static);
+    free(spec->nc_inp);
     free(spec->prompt_dft);
     free(spec);
+}
+
+static bool spec_type_supported(enum common_speculative_type t) {
+    switch (t) {
+        case COMMON_SPECULATIVE_TYPE_NONE:
+        case COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE:
+        case COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE:
+        case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K:
+        case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V:
+        case COMMON_SPECULATIVE_TYPE_NGRAM_MOD:
+        case COMMON_SPECULATIVE_TYPE_NGRAM_CACHE:
+            return true;
+        default:
+            return false;
+    }
+}
+
+static bool spec_init_ngram_cache(struct common_speculative * s, const struct common_params_speculative * params) {
+    s->nc_context = common_ngram_cache_init();
+    if (!s->nc_context) {
+        return false;
+    }
+    const char * path_static  = params->lookup_cache_static;
+    const char * path_dynamic = params->lookup_cache_dynamic;
+    s->nc_static  = path_static && path_static[0] ? common_ngram_cache_load(path_static) : common_ngram_cache_init();
+    if (!s->nc_static) {
+        LOG_ERR("common_speculative_init: failed to load the static lookup cache '%s'\n", path_static);
+        return false;
+    }
+    s->nc_dynamic = path_dynamic && path_dynamic[0] ? common_ngram_cache_load(path_dynamic) : common_ngram_cache_init();
+    if (!s->nc_dynamic) {
+        LOG_ERR("common_speculative_init: failed to load the dynamic lookup cache '%s'\n", path_dynamic);
+        return false;
+    }
+    return true;
 }
 
 struct common_speculative * common_speculative_init(const struct common_params_speculative * params,
@@ -125,18 +230,34 @@ struct common_speculative * common_speculative_init(const struct common_params_s
         LOG_ERR("%s: missing parameters or target context\n", __func__);
         return NULL;
     }
+    for (int32_t i = 0; i < params->n_types && i < COMMON_SPEC_TYPES_MAX; i++) {
+        if (!spec_type_supported(params->types[i])) {
+            LOG_ERR("%s: speculative type '%s' is not supported (supported: draft-simple, ngram-simple, ngram-map-k, "
+                    "ngram-map-k4v, ngram-mod, ngram-cache)\n", __func__, common_speculative_type_to_str(params->types[i]));
+            return NULL;
+        }
+    }
     const bool want_draft = spec_has_type(params, COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE);
-    const bool want_ngram = spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE);
+    const bool want_ngram = spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE) ||
+                            spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K) ||
+                            spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V) ||
+                            spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MOD) ||
+                            spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_CACHE);
     if (want_draft && !ctx_dft) {
         LOG_ERR("%s: draft-simple needs a draft model (-md)\n", __func__);
         return NULL;
     }
     if (!want_draft && !want_ngram) {
-        LOG_ERR("%s: no supported speculative type enabled (draft-simple, ngram-simple)\n", __func__);
+        LOG_ERR("%s: no speculative type enabled (--spec-type)\n", __func__);
         return NULL;
     }
-    if (params->draft.n_max < 1) {
+    if (want_draft && params->draft.n_max < 1) {
         LOG_ERR("%s: --spec-draft-n-max must be at least 1 (got %d)\n", __func__, params->draft.n_max);
+        return NULL;
+    }
+    if (spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MOD) &&
+        (params->ngram_mod.n_match < 1 || params->ngram_mod.n_max < 1 || params->ngram_mod.n_match > UINT16_MAX)) {
+        LOG_ERR("%s: ngram-mod needs --spec-ngram-mod-n-match >= 1 and --spec-ngram-mod-n-max >= 1\n", __func__);
         return NULL;
     }
     if (want_draft && !common_speculative_are_compatible(ctx_tgt, ctx_dft)) {
@@ -150,6 +271,8 @@ struct common_speculative * common_speculative_init(const struct common_params_s
     s->params    = *params;
     s->ctx_tgt   = ctx_tgt;
     s->ctx_dft   = want_draft ? ctx_dft : NULL;
+    s->n_max     = common_speculative_n_max(params);
+    s->last_type = COMMON_SPECULATIVE_TYPE_NONE;
     if (s->ctx_dft) {
         s->n_batch = (int32_t) llama_n_batch(ctx_dft);
         s->batch   = llama_batch_init(s->n_batch, 0, 1);
@@ -158,6 +281,32 @@ struct common_speculative * common_speculative_init(const struct common_params_s
             free(s);
             return NULL;
         }
+    }
+    if (spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K)) {
+        common_ngram_map_init(&s->map_k, params->ngram_map_k.size_n, params->ngram_map_k.size_m, true,
+                              params->ngram_map_k.min_hits);
+        s->has_map_k = true;
+    }
+    if (spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V)) {
+        common_ngram_map_init(&s->map_k4v, params->ngram_map_k4v.size_n, params->ngram_map_k4v.size_m, false,
+                              params->ngram_map_k4v.min_hits);
+        s->has_map_k4v = true;
+    }
+    if (spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MOD)) {
+        s->mod = common_ngram_mod_init((uint16_t) params->ngram_mod.n_match, SPEC_NGRAM_MOD_SIZE);
+        if (!s->mod) {
+            LOG_ERR("%s: out of memory for the ngram-mod table\n", __func__);
+            common_speculative_free(s);
+            return NULL;
+        }
+        if (params->ngram_mod.n_match < 16) {
+            LOG_WRN("%s: ngram_mod n_match=%d is too small - poor quality is possible\n", __func__,
+                    params->ngram_mod.n_match);
+        }
+    }
+    if (spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_CACHE) && !spec_init_ngram_cache(s, params)) {
+        common_speculative_free(s);
+        return NULL;
     }
     return s;
 }
@@ -295,33 +444,223 @@ static int32_t spec_ngram(const struct common_speculative * s, const llama_token
     return 0;
 }
 
+// scratch room for n tokens in s->nc_inp
+static bool spec_scratch(struct common_speculative * s, int32_t n) {
+    if (n <= s->cap_nc_inp) {
+        return true;
+    }
+    int32_t cap = s->cap_nc_inp ? s->cap_nc_inp : 256;
+    while (cap < n) {
+        cap *= 2;
+    }
+    llama_token * p = realloc(s->nc_inp, (size_t) cap * sizeof(*p));
+    if (!p) {
+        LOG_ERR("common_speculative: out of memory\n");
+        return false;
+    }
+    s->nc_inp     = p;
+    s->cap_nc_inp = cap;
+    return true;
+}
+
+static void spec_mod_begin(struct common_speculative * s, const llama_token * prompt, int32_t n_prompt) {
+    s->mod_i_last       = 0;
+    s->mod_n_draft_last = 0;
+    const size_t n = common_ngram_mod_get_n(s->mod);
+    if ((size_t) n_prompt < n) {
+        return;
+    }
+    for (size_t i = 0; i + n < (size_t) n_prompt; i++) {
+        common_ngram_mod_add(s->mod, prompt + i);
+    }
+    s->mod_i_last = (size_t) n_prompt - n;
+    // a table that is filling up mostly holds collisions: llama.cpp starts it over past a quarter
+    const double f = (double) common_ngram_mod_get_used(s->mod) / (double) common_ngram_mod_size(s->mod);
+    if (f > 0.25) {
+        LOG_WRN("common_speculative: ngram_mod occupancy %.2f exceeds threshold (0.25) - resetting\n", f);
+        common_ngram_mod_reset(s->mod);
+        s->mod_i_last = 0;
+    }
+}
+
+void common_speculative_begin(struct common_speculative * spec, const llama_token * prompt, int32_t n_prompt) {
+    if (!spec || n_prompt < 0 || (n_prompt > 0 && !prompt)) {
+        return;
+    }
+    spec->begun       = true;
+    spec->n_hist_last = n_prompt;
+    spec->last_type   = COMMON_SPECULATIVE_TYPE_NONE;
+    if (spec->has_map_k) {
+        common_ngram_map_begin(&spec->map_k, prompt, (size_t) n_prompt);
+    }
+    if (spec->has_map_k4v) {
+        common_ngram_map_begin(&spec->map_k4v, prompt, (size_t) n_prompt);
+    }
+    if (spec->mod) {
+        spec_mod_begin(spec, prompt, n_prompt);
+    }
+    if (spec->nc_context && spec->nc_n_tokens > 0) {
+        // the context cache describes the old history: start it over
+        struct common_ngram_cache * fresh = common_ngram_cache_init();
+        if (fresh) {
+            common_ngram_cache_free(spec->nc_context);
+            spec->nc_context  = fresh;
+            spec->nc_n_tokens = 0;
+        }
+    }
+}
+
+static int32_t spec_ngram_mod(struct common_speculative * s, const llama_token * prompt, int32_t n_prompt,
+                              llama_token id_last, llama_token * out, int32_t n_max) {
+    s->mod_n_draft_last = 0;
+    const size_t n = common_ngram_mod_get_n(s->mod);
+    const size_t cur_len = (size_t) n_prompt;
+    if (cur_len < n) {
+        return 0;
+    }
+    // new n-grams go into the table in chunks of 32 tokens (llama.cpp)
+    if (s->mod_i_last + 32 < cur_len) {
+        for (size_t i = s->mod_i_last; i + n < cur_len; i++) {
+            common_ngram_mod_add(s->mod, prompt + i);
+        }
+        s->mod_i_last = cur_len - n;
+    }
+    const int32_t lim = s->params.ngram_mod.n_max < n_max ? s->params.ngram_mod.n_max : n_max;
+    if (lim <= 0 || !spec_scratch(s, (int32_t) n + lim)) {
+        return 0;
+    }
+    llama_token * buf = s->nc_inp;
+    memcpy(buf, prompt + cur_len - n + 1, (n - 1) * sizeof(*buf));
+    buf[n - 1] = id_last;
+    int32_t m = 0;
+    for (; m < lim; m++) {
+        const llama_token t = common_ngram_mod_get(s->mod, buf + m);
+        if (t == COMMON_NGRAM_MOD_EMPTY) {
+            if (m < s->params.ngram_mod.n_min) {
+                return 0;
+            }
+            break;
+        }
+        buf[n + (size_t) m] = t;
+    }
+    memcpy(out, buf + n, (size_t) m * sizeof(*out));
+    s->mod_n_draft_last = (size_t) m;
+    return m;
+}
+
+static int32_t spec_ngram_cache(struct common_speculative * s, const llama_token * prompt, int32_t n_prompt,
+                                llama_token id_last, llama_token * out, int32_t n_max) {
+    const int32_t n_hist = n_prompt + 1;
+    if (!spec_scratch(s, n_hist)) {
+        return 0;
+    }
+    if (n_prompt > 0) {
+        memcpy(s->nc_inp, prompt, (size_t) n_prompt * sizeof(*prompt));
+    }
+    s->nc_inp[n_prompt] = id_last;
+    // the history only grows between begins: count the n-grams that end in the new tokens
+    if (s->nc_n_tokens < n_hist) {
+        if (!common_ngram_cache_update(s->nc_context, LLAMA_NGRAM_MIN, LLAMA_NGRAM_MAX, s->nc_inp, n_hist,
+                                       n_hist - s->nc_n_tokens, false)) {
+            return 0;
+        }
+        s->nc_n_tokens = n_hist;
+    }
+    llama_token draft[1 + SPEC_NGRAM_CACHE_N_DRAFT];
+    draft[0] = id_last;
+    const int32_t lim = n_max < SPEC_NGRAM_CACHE_N_DRAFT ? n_max : SPEC_NGRAM_CACHE_N_DRAFT;
+    const int len = common_ngram_cache_draft(s->nc_inp, n_hist, draft, lim, LLAMA_NGRAM_MIN, LLAMA_NGRAM_MAX,
+                                             s->nc_context, s->nc_dynamic, s->nc_static);
+    memcpy(out, draft + 1, (size_t) (len - 1) * sizeof(*out));
+    return len - 1;
+}
+
 int32_t common_speculative_gen_draft(struct common_speculative * spec, const llama_token * prompt_tgt,
                                      int32_t n_prompt, llama_token id_last, llama_token * out) {
     if (!spec || (n_prompt > 0 && !prompt_tgt) || !out || n_prompt < 0) {
         return 0;
     }
-    const int32_t n_max = spec->params.draft.n_max;
+    if (!spec->begun || n_prompt < spec->n_hist_last) {
+        common_speculative_begin(spec, prompt_tgt, n_prompt);
+    }
+    spec->n_hist_last = n_prompt;
+    spec->last_type   = COMMON_SPECULATIVE_TYPE_NONE;
+
+    const int32_t n_max = spec->n_max;
+    // llama.cpp's precedence: the draftless types first, the draft model last; the first proposal wins
+    static const enum common_speculative_type order[] = {
+        COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE, COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K, COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V,
+        COMMON_SPECULATIVE_TYPE_NGRAM_MOD,    COMMON_SPECULATIVE_TYPE_NGRAM_CACHE, COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE,
+    };
     int32_t n = 0;
-    for (int32_t i = 0; i < spec->params.n_types && n == 0; i++) {
-        switch (spec->params.types[i]) {
-            case COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE:
-                n = spec_draft_model(spec, prompt_tgt, n_prompt, id_last, out, n_max);
-                break;
+    for (size_t k = 0; k < sizeof(order) / sizeof(order[0]) && n == 0; k++) {
+        const enum common_speculative_type t = order[k];
+        if (!spec_has_type(&spec->params, t)) {
+            continue;
+        }
+        switch (t) {
             case COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE:
                 n = spec_ngram(spec, prompt_tgt, n_prompt, id_last, out, n_max);
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K:
+                n = common_ngram_map_draft(&spec->map_k, prompt_tgt, (size_t) n_prompt, id_last, out, n_max);
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V:
+                n = common_ngram_map_draft(&spec->map_k4v, prompt_tgt, (size_t) n_prompt, id_last, out, n_max);
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_MOD:
+                n = spec_ngram_mod(spec, prompt_tgt, n_prompt, id_last, out, n_max);
+                break;
+            case COMMON_SPECULATIVE_TYPE_NGRAM_CACHE:
+                n = spec_ngram_cache(spec, prompt_tgt, n_prompt, id_last, out, n_max);
+                break;
+            case COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE:
+                n = spec_draft_model(spec, prompt_tgt, n_prompt, id_last, out,
+                                     spec->params.draft.n_max < n_max ? spec->params.draft.n_max : n_max);
+                // n_min applies to the draft model only (llama.cpp)
+                if (n < spec->params.draft.n_min) {
+                    n = 0;
+                }
                 break;
             default:
                 break;
         }
-    }
-    if (n < spec->params.draft.n_min) {
-        n = 0;
+        if (n > 0) {
+            spec->last_type = t;
+        }
     }
     return n;
 }
 
 void common_speculative_accept(struct common_speculative * spec, int32_t n_accepted) {
-    // drafting re-syncs with the target's tokens on the next call, so only the prefix match matters
-    (void) spec;
-    (void) n_accepted;
+    if (!spec || n_accepted < 0) {
+        return;
+    }
+    // only the type that proposed the draft learns from it
+    switch (spec->last_type) {
+        case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K:
+            common_ngram_map_accept(&spec->map_k, (uint16_t) (n_accepted > UINT16_MAX ? UINT16_MAX : n_accepted));
+            break;
+        case COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K4V:
+            common_ngram_map_accept(&spec->map_k4v, (uint16_t) (n_accepted > UINT16_MAX ? UINT16_MAX : n_accepted));
+            break;
+        case COMMON_SPECULATIVE_TYPE_NGRAM_MOD:
+            if (spec->mod_n_draft_last > 0) {
+                const double f_acc = (double) n_accepted / (double) spec->mod_n_draft_last;
+                if (f_acc < 0.25) {
+                    // five poor drafts in a row: the table has gone stale, start it over
+                    if (++spec->mod_n_low >= 5) {
+                        common_ngram_mod_reset(spec->mod);
+                        spec->mod_n_low  = 0;
+                        spec->mod_i_last = 0;
+                    }
+                } else {
+                    spec->mod_n_low = 0;
+                }
+            }
+            break;
+        default:
+            break;
+    }
+    spec->last_type = COMMON_SPECULATIVE_TYPE_NONE;
 }

@@ -23,7 +23,8 @@ struct common_speculative_output_limits common_speculative_get_output_limits(int
 // context params for a draft model: the draft cache types, threads and n_ctx; one output per sequence
 struct llama_context_params common_base_params_to_speculative(const struct common_params * params);
 
-// the number of tokens one step may draft (0 when no type is enabled)
+// the number of tokens one step may draft: the largest over the enabled types (draft model: --spec-draft-n-max,
+// ngram-simple / ngram-map-k: their size_m, ngram-mod: its n_max, ngram-cache: 8); 0 when no type is enabled
 int32_t common_speculative_n_max(const struct common_params_speculative * params);
 
 // llama.cpp's rule: same vocab type, same BOS/EOS and add-BOS, vocab sizes within 128, identical token texts
@@ -39,12 +40,21 @@ struct common_speculative * common_speculative_init(const struct common_params_s
                                                     struct llama_context * ctx_dft);
 void common_speculative_free(struct common_speculative * spec);
 
-// drafts up to n_max tokens to follow prompt_tgt[0..n_prompt) + id_last into out (room for n_max);
-// returns how many (0 when nothing is proposed or fewer than n_min were found)
+// Types: draft-simple (needs ctx_dft), ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache (static/dynamic caches
+// from params->lookup_cache_static/dynamic). When several are enabled the draftless ones are asked first, in that
+// order, then the draft model; the first non-empty proposal is the draft.
+
+// a new token history starts for this state (a new prompt): n-gram state tied to the old history is reset.
+// gen_draft calls it itself on its first call and whenever the history got shorter.
+void common_speculative_begin(struct common_speculative * spec, const llama_token * prompt, int32_t n_prompt);
+
+// drafts tokens to follow prompt_tgt[0..n_prompt) + id_last into out (room for common_speculative_n_max(params)
+// tokens); returns how many (0 when nothing is proposed, or the draft model found fewer than n_min).
+// prompt_tgt should only grow between calls (the tokens in the target's memory).
 int32_t common_speculative_gen_draft(struct common_speculative * spec, const llama_token * prompt_tgt,
                                      int32_t n_prompt, llama_token id_last, llama_token * out);
 
-// reports that n_accepted of the last draft were accepted
+// reports that n_accepted of the last draft were accepted (ngram-map-k and ngram-mod adapt to it)
 void common_speculative_accept(struct common_speculative * spec, int32_t n_accepted);
 
 #ifdef __cplusplus

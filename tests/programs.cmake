@@ -14,11 +14,13 @@ if (TARGET llama-simple AND TARGET llama-completion AND TARGET llama-batched AND
                LIBS ggml-static ${PROGRAMS_TEST_JANSSON_LINK_LIBRARIES} m ARGS basic ${_progs} LABELS programs)
     target_include_directories(test-programs PRIVATE ${PROGRAMS_TEST_JANSSON_INCLUDE_DIRS})
     add_dependencies(test-programs llama-simple llama-completion llama-batched llama-embedding)
-    # Exact free-running text vs llama.cpp on quantized/draft KJV models and seeded sampling. These diverge at
-    # near-ties (logit gaps 1e-4..6e-3) from llama.cpp's summation order; test-context checks the same cases
-    # teacher-forced. Opt-in until the kernels follow llama.cpp's order (known open work, see issue notes).
+    # the seeded sampling cases through llama-completion: llama.cpp's chain, CPU == -bs, repeatable (llama.cpp's
+    # seeded ids are checked fed-reference style in test-backend-sampler)
+    llama_test_variant(NAME test-programs-sampling TARGET test-programs ARGS sampling ${_progs} LABELS programs)
+    # Exact free-running text vs llama.cpp on quantized/draft KJV models. These diverge at near-ties (logit gaps
+    # 1e-4..6e-3) from llama.cpp's summation order; test-context checks the same cases teacher-forced. Opt-in until
+    # the kernels follow llama.cpp's order (known open work, see issue notes).
     if (LLAMA_TEST_NEAR_TIES)
         llama_test_variant(NAME test-programs-quant TARGET test-programs ARGS quant ${_progs} LABELS programs)
-        llama_test_variant(NAME test-programs-sampling TARGET test-programs ARGS sampling ${_progs} LABELS programs)
     endif()
 endif()

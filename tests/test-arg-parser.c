@@ -451,8 +451,89 @@ static void test_tokenize(void) {
     llama_model_free(model);
 }
 
+// the seed-era speculative options: new names and aliases, n-gram sizes, type lists, and the removed old names
+// that must fail with a message naming their replacement
+static void test_spec_flags(void) {
+    struct common_params p;
+    PARSE_OK(p, LLAMA_EXAMPLE_SPECULATIVE, "--spec-draft-model", "d.gguf", "--spec-draft-n-max", "5",
+             "--spec-draft-n-min", "2", "--spec-draft-p-min", "0.5", "--spec-draft-p-split", "0.25",
+             "--spec-draft-threads", "3", "--spec-draft-threads-batch", "4", "--spec-draft-type-k", "q8_0",
+             "--spec-draft-type-v", "q4_0", "--no-spec-draft-backend-sampling", "--spec-draft-ngl", "7");
+    const struct common_params_speculative_draft * d = &p.speculative.draft;
+    TH_CHECK(strcmp(d->mparams.path, "d.gguf") == 0 && d->n_max == 5 && d->n_min == 2 && d->p_min == 0.5f &&
+             d->p_split == 0.25f, "draft sizes");
+    TH_CHECK(d->cpuparams.n_threads == 3 && d->cpuparams_batch.n_threads == 4, "draft threads %d/%d",
+             d->cpuparams.n_threads, d->cpuparams_batch.n_threads);
+    TH_CHECK(d->cache_type_k == GGML_TYPE_Q8_0 && d->cache_type_v == GGML_TYPE_Q4_0, "draft cache types");
+    TH_CHECK(!d->backend_sampling && d->n_gpu_layers == 7, "draft backend sampling / ngl");
+    common_params_free(&p);
+
+    // llama.cpp keeps the short and old long forms as aliases of the new names
+    PARSE_OK(p, LLAMA_EXAMPLE_SPECULATIVE, "-ctkd", "q8_0", "--cache-type-v-draft", "f32", "-td", "2",
+             "--draft-p-min", "0.75", "-ngld", "all", "--model-draft", "m.gguf");
+    TH_CHECK(p.speculative.draft.cache_type_k == GGML_TYPE_Q8_0 && p.speculative.draft.cache_type_v == GGML_TYPE_F32 &&
+             p.speculative.draft.cpuparams.n_threads == 2 && p.speculative.draft.p_min == 0.75f &&
+             p.speculative.draft.n_gpu_layers == -2 && strcmp(p.speculative.draft.mparams.path, "m.gguf") == 0,
+             "draft aliases");
+    common_params_free(&p);
+
+    // defaults of the n-gram types (llama.cpp's common.h)
+    p = common_params_default();
+    TH_CHECK(p.speculative.ngram_mod.n_match == 24 && p.speculative.ngram_mod.n_min == 48 &&
+             p.speculative.ngram_mod.n_max == 64, "ngram-mod defaults");
+    TH_CHECK(p.speculative.ngram_map_k.size_n == 12 && p.speculative.ngram_map_k.size_m == 48 &&
+             p.speculative.ngram_map_k.min_hits == 1, "ngram-map-k defaults");
+    common_params_free(&p);
+
+    PARSE_OK(p, LLAMA_EXAMPLE_LOOKUP, "--spec-type", "ngram-map-k,ngram-mod,ngram-cache", "--spec-ngram-mod-n-match",
+             "8", "--spec-ngram-mod-n-min", "2", "--spec-ngram-mod-n-max", "16", "--spec-ngram-map-k-size-n", "3",
+             "--spec-ngram-map-k-size-m", "5", "--spec-ngram-map-k-min-hits", "2", "--spec-ngram-simple-size-n", "4",
+             "--spec-ngram-map-k4v-size-m", "9", "-lcs", "s.bin", "-lcd", "d.bin");
+    TH_CHECK(p.speculative.n_types == 3 && p.speculative.types[0] == COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K &&
+             p.speculative.types[1] == COMMON_SPECULATIVE_TYPE_NGRAM_MOD &&
+             p.speculative.types[2] == COMMON_SPECULATIVE_TYPE_NGRAM_CACHE, "type list");
+    TH_CHECK(p.speculative.ngram_mod.n_match == 8 && p.speculative.ngram_mod.n_min == 2 &&
+             p.speculative.ngram_mod.n_max == 16, "ngram-mod sizes");
+    TH_CHECK(p.speculative.ngram_map_k.size_n == 3 && p.speculative.ngram_map_k.size_m == 5 &&
+             p.speculative.ngram_map_k.min_hits == 2 && p.speculative.ngram_simple.size_n == 4 &&
+             p.speculative.ngram_map_k4v.size_m == 9, "ngram sizes");
+    TH_CHECK(strcmp(p.speculative.lookup_cache_static, "s.bin") == 0 &&
+             strcmp(p.speculative.lookup_cache_dynamic, "d.bin") == 0, "lookup caches");
+    common_params_free(&p);
+
+    // "none" anywhere disables speculative decoding (llama.cpp)
+    PARSE_OK(p, LLAMA_EXAMPLE_SPECULATIVE, "--spec-type", "ngram-mod,none");
+    TH_CHECK(p.speculative.n_types == 1 && p.speculative.types[0] == COMMON_SPECULATIVE_TYPE_NONE, "none wins");
+    common_params_free(&p);
+
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "out of range", "--spec-ngram-mod-n-match", "0");
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "invalid value", "--spec-ngram-map-k-size-n", "70000");
+
+    // removed options: an error that names the replacement, whatever the spelling
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "use --spec-draft-n-max", "--draft-max", "4");
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "use --spec-draft-n-max", "--draft", "4");
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "use --spec-draft-n-max", "--draft-n", "4");
+    PARSE_ERR(LLAMA_EXAMPLE_LOOKUP, "use --spec-draft-n-min", "--draft-min", "1");
+    PARSE_ERR(LLAMA_EXAMPLE_SERVER, "use --spec-draft-n-min", "--draft-n-min", "1");
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "--spec-ngram-mod-n-match", "--spec-ngram-size-n", "12");
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "--spec-ngram-*-size-m", "--spec-ngram-size-m", "12");
+    PARSE_ERR(LLAMA_EXAMPLE_SPECULATIVE, "has been removed", "--draft-max", "4");
+
+    // the removed names fail from the environment too
+    setenv("LLAMA_ARG_DRAFT_MAX", "8", 1);
+    {
+        struct common_params q;
+        enum common_arg_status st = parse(&q, LLAMA_EXAMPLE_SPECULATIVE, 1, ARGV(NULL));
+        TH_CHECK(st == COMMON_ARG_ERROR && strstr(g_err, "--spec-draft-n-max") != NULL, "env LLAMA_ARG_DRAFT_MAX: %s",
+                 g_err);
+        common_params_free(&q);
+    }
+    unsetenv("LLAMA_ARG_DRAFT_MAX");
+}
+
 int main(void) {
     test_defaults();
+    test_spec_flags();
     test_flag_forms();
     test_errors();
     test_env();

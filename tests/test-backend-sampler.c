@@ -1035,9 +1035,9 @@ struct kjv_case {
     int32_t top_k, penalty_last_n;
 };
 
-// llama.cpp's common chain: penalties, dry, top-n-sigma, top-k, typical, top-p, min-p, xtc, temp-ext, dist
-static struct llama_sampler * kjv_chain(const struct kjv_case * c, uint32_t seed) {
-    struct llama_sampler * ch = chain_new();
+// llama.cpp's common chain without the final dist: penalties, dry, top-n-sigma, top-k, typical, top-p, min-p, xtc,
+// temp-ext (samplers whose parameters disable them are no-ops)
+static void kjv_add_filters(struct llama_sampler * ch, const struct kjv_case * c, uint32_t seed) {
     llama_sampler_chain_add(ch, llama_sampler_init_penalties(g_n_vocab, c->penalty_last_n, c->penalty_repeat, 0.0f, 0.0f));
     llama_sampler_chain_add(ch, llama_sampler_init_top_n_sigma(-1.0f));
     llama_sampler_chain_add(ch, llama_sampler_init_top_k(c->top_k));
@@ -1046,6 +1046,11 @@ static struct llama_sampler * kjv_chain(const struct kjv_case * c, uint32_t seed
     llama_sampler_chain_add(ch, llama_sampler_init_min_p(c->min_p, 1));
     llama_sampler_chain_add(ch, llama_sampler_init_xtc(0.0f, 0.1f, 1, seed));
     llama_sampler_chain_add(ch, llama_sampler_init_temp_ext(c->temp, 0.0f, 1.0f));
+}
+
+static struct llama_sampler * kjv_chain(const struct kjv_case * c, uint32_t seed) {
+    struct llama_sampler * ch = chain_new();
+    kjv_add_filters(ch, c, seed);
     llama_sampler_chain_add(ch, llama_sampler_init_dist(seed));
     return ch;
 }
@@ -1086,6 +1091,104 @@ static int common_prefix(const llama_token * a, const llama_token * b, int n) {
     return k;
 }
 
+// A draw may pick the neighbouring token only when it lies within this distance (in cumulative probability) of
+// the boundary of llama.cpp's token: our logits differ from llama.cpp's in the last bits (attention rounding: F16
+// Q and F16 V accumulation in llama.cpp's CPU flash attention), which moves the boundaries of a 2048-entry
+// cumulative sum by ~1e-5..1e-4 (switching our own attention between flash and plain moves them by 1e-5..3e-5).
+#define KJV_MARGIN_TOL 2e-4
+
+// Fed-reference check of one seeded case: llama.cpp's ids are decoded one by one; at each step our filter chain
+// runs on our logits and our dist sampler draws, and it must pick llama.cpp's token unless the uniform lies within
+// KJV_MARGIN_TOL of that token's interval. The reference build (August 2026) predates the seeds' "singleton RNG
+// fix": its dist returned without a draw when one candidate was left, so here the dist is skipped for a single
+// candidate (the library's dist draws once even then, as the seeds require: test-sampling test_dist_singleton_rng).
+// Returns the number of near-boundary flips, or -1 on failure.
+static int kjv_fed_reference(const struct kjv_case * c, const char * what, const llama_token * pr, int np,
+        const llama_token * ge, int ng) {
+    struct llama_sampler * filters = chain_new();
+    kjv_add_filters(filters, c, 4242);
+    struct llama_sampler * dist = llama_sampler_init_dist(4242);
+    struct ref_mt rng; // independent copy of the stream to measure where the draw fell
+    ref_mt_seed(&rng, 4242);
+    struct llama_context * ctx = make_ctx(NULL, 0, 1, 0, 0, 1);
+    struct llama_batch b = llama_batch_init(np, 0, 1);
+    llama_token_data * cur = malloc((size_t) g_n_vocab * sizeof(*cur));
+    int n_flips = 0, n_draws = 0;
+    double worst = 0.0;
+    for (int i = 0; i < np; i++) {
+        batch_add(&b, pr[i], i, 0, i == np - 1);
+        llama_sampler_accept(filters, pr[i]);
+    }
+    bool ok = llama_decode(ctx, b) == 0;
+    TH_CHECK(ok, "%s: prompt decode", what);
+    for (int t = 0; t < ng && ok; t++) {
+        const float * logits = llama_get_logits_ith(ctx, -1);
+        for (llama_token i = 0; i < g_n_vocab; i++) {
+            cur[i] = (llama_token_data) { i, logits[i], 0.0f };
+        }
+        llama_token_data_array arr = { cur, (size_t) g_n_vocab, -1, false };
+        llama_sampler_apply(filters, &arr);
+        TH_CHECK(arr.size > 0, "%s step %d: no candidates left", what, t);
+        if (arr.size == 0) {
+            break;
+        }
+        llama_token pick = arr.data[0].id;
+        if (arr.size > 1) {
+            // where llama.cpp's token sits in our cumulative distribution (dist's numerics: float exp, double sum)
+            float mx = arr.data[0].logit;
+            for (size_t i = 1; i < arr.size && !arr.sorted; i++) {
+                mx = fmaxf(mx, arr.data[i].logit);
+            }
+            double sum = 0.0, lo = -1.0, hi = -1.0;
+            for (size_t i = 0; i < arr.size; i++) {
+                const double e = expf(arr.data[i].logit - mx);
+                if (arr.data[i].id == ge[t]) {
+                    lo = sum;
+                    hi = sum + e;
+                }
+                sum += e;
+            }
+            const double u = ref_uniform(&rng);
+            llama_sampler_apply(dist, &arr);
+            n_draws++;
+            TH_CHECK(arr.selected >= 0 && (size_t) arr.selected < arr.size, "%s step %d: dist selected nothing", what, t);
+            pick = arr.selected >= 0 ? arr.data[arr.selected].id : LLAMA_TOKEN_NULL;
+            TH_CHECK(lo >= 0.0, "%s step %d: llama.cpp's token %d is not among our %zu candidates", what, t, ge[t],
+                    arr.size);
+            if (lo < 0.0) {
+                ok = false;
+                break;
+            }
+            lo /= sum;
+            hi /= sum;
+            if (pick != ge[t]) {
+                const double off = u < lo ? lo - u : u - hi;
+                worst = fmax(worst, off);
+                n_flips++;
+                TH_CHECK(off <= KJV_MARGIN_TOL, "%s step %d: picked %d, llama.cpp %d; draw %.9f is %.3g outside "
+                        "[%.9f, %.9f] (tolerance %g)", what, t, pick, ge[t], u, off, lo, hi, KJV_MARGIN_TOL);
+            } else {
+                TH_CHECK(u >= lo - KJV_MARGIN_TOL && u <= hi + KJV_MARGIN_TOL, "%s step %d: draw %.9f vs [%.9f, %.9f]",
+                        what, t, u, lo, hi);
+            }
+        } else {
+            TH_CHECK(pick == ge[t], "%s step %d: the only candidate is %d, llama.cpp picked %d", what, t, pick, ge[t]);
+        }
+        llama_sampler_accept(filters, ge[t]);
+        b.n_tokens = 0;
+        batch_add(&b, ge[t], np + t, 0, true);
+        ok = llama_decode(ctx, b) == 0;
+        TH_CHECK(ok, "%s step %d: decode", what, t);
+    }
+    printf("kjv fed %-58s: %2d draws, %d near-boundary flips (largest %.2g)\n", what, n_draws, n_flips, worst);
+    free(cur);
+    llama_batch_free(b);
+    llama_free(ctx);
+    llama_sampler_free(dist);
+    llama_sampler_free(filters);
+    return ok ? n_flips : -1;
+}
+
 static void test_kjv_reference(void) {
     const char * path = th_data_path("reference/kjv/index.json");
     if (!th_require_file(path)) {
@@ -1095,7 +1198,7 @@ static void test_kjv_reference(void) {
     json_t * root = json_load_file(path, 0, &err);
     TH_CHECK(root != NULL, "cannot parse %s", path);
     json_t * arr = json_object_get(root, "sampling");
-    int n_cases = 0;
+    int n_cases = 0, n_flips = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t * jc = json_array_get(arr, i);
         const char * sampler = json_string_value(json_object_get(jc, "sampler"));
@@ -1116,21 +1219,19 @@ static void test_kjv_reference(void) {
         for (int j = 0; j < ng; j++) {
             ge[j] = (llama_token) json_integer_value(json_array_get(jg, j));
         }
+        char what[160];
+        snprintf(what, sizeof(what), "%s '%s'", sampler, json_string_value(json_object_get(jc, "prompt")));
+        const int f = kjv_fed_reference(&c, what, pr, np, ge, ng);
+        n_flips += f > 0 ? f : 0;
+
+        // free running: the same chain gives the same tokens on the CPU and in the graph (the seeds' dist, which
+        // draws for a single candidate too, on both paths)
         llama_token * g_cpu = malloc((size_t) ng * sizeof(llama_token));
         llama_token * g_bk  = malloc((size_t) ng * sizeof(llama_token));
         kjv_generate(&c, false, pr, np, g_cpu, ng);
         kjv_generate(&c, true, pr, np, g_bk, ng);
-        const int m_cpu = common_prefix(g_cpu, ge, ng);
-        const int m_bk  = common_prefix(g_bk, ge, ng);
-        const int m_cb  = common_prefix(g_cpu, g_bk, ng);
-        printf("kjv %-42s %-40s: llama.cpp prefix CPU %2d/%d, backend %2d/%d; CPU == backend %2d/%d\n", sampler,
-                json_string_value(json_object_get(jc, "prompt")), m_cpu, ng, m_bk, ng, m_cb, ng);
-        // the same chain gives the same tokens on the CPU and in the graph
-        TH_CHECK(m_cb == ng, "kjv %s: CPU and backend chains agree on %d of %d tokens", sampler, m_cb, ng);
-        // the seeded stream and chain line up with llama.cpp's: the first draws pick the same tokens. Later steps
-        // can flip to the neighbouring token where the draw falls within float noise of a CDF boundary (logits
-        // differ from llama.cpp's in the last bits), after which the continuations part ways.
-        TH_CHECK(m_cpu >= 2, "kjv %s: only %d ids match llama.cpp", sampler, m_cpu);
+        const int m_cb = common_prefix(g_cpu, g_bk, ng);
+        TH_CHECK(m_cb == ng, "kjv %s: CPU and backend chains agree on %d of %d tokens", what, m_cb, ng);
         free(g_cpu);
         free(g_bk);
         free(pr);
@@ -1138,6 +1239,8 @@ static void test_kjv_reference(void) {
         n_cases++;
     }
     TH_CHECK(n_cases == 6, "kjv: %d sampling cases", n_cases);
+    // 3 flips seen (all pure-temp1.0, full 2048-token distribution); many more would mean a semantic difference
+    TH_CHECK(n_flips <= 6, "kjv: %d near-boundary flips over the 6 cases", n_flips);
     json_decref(root);
 }
 

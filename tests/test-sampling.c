@@ -1,6 +1,8 @@
 // CPU samplers: a C port of llama.cpp's tests/test-sampling.cpp (same inputs, assertions and tolerances), plus
 // checks of the libstdc++-compatible RNG, the dist sampler's transactional draws, the chain API and bad input.
 
+#include "ggml.h"
+#include "ggml-cpu.h"
 #include "llama.h"
 #include "llama-rng.h"
 #include "llama-sampler.h"
@@ -799,6 +801,87 @@ static void test_sort_select(void) {
     TH_CHECK(ok, "top-k selection and sorting agree with qsort");
 }
 
+// the CPU TOP_K op behind the backend top-k sampler: the first k indices in (value desc, index asc, NaN last)
+// order, against an O(n*k) repeated best-of-the-rest search, on rows with ties, NaN and +-inf, a 152k-entry row
+// (heap path) and k large enough to take the full-sort path; 1 and 3 threads (rows split between threads)
+static bool topk_ref_before(const float * x, int32_t a, int32_t b) {
+    const bool na = isnan(x[a]), nb = isnan(x[b]);
+    if (na != nb) {
+        return nb;
+    }
+    if (!na && x[a] != x[b]) {
+        return x[a] > x[b];
+    }
+    return a < b;
+}
+
+static void test_top_k_op(void) {
+    const int64_t sizes[4] = { 7, 300, 5000, 152064 };
+    uint32_t state = 777;
+    bool ok = true;
+    for (int si = 0; si < 4; ++si) {
+        const int64_t n = sizes[si];
+        const int64_t nr = n > 10000 ? 2 : 5;
+        for (int variant = 0; variant < 3; ++variant) {
+            const int64_t ks[4] = { 1, 40, n / 8 + 1, n };
+            for (int ki = 0; ki < 4; ++ki) {
+                const int64_t k = ks[ki] < n ? ks[ki] : n;
+                if (n > 10000 && k > 64) {
+                    continue; // the O(n*k) reference would be slow; the full-sort path is covered by smaller rows
+                }
+                // data, result and two compute work buffers (1 and 3 threads, 4 words per element and thread)
+                struct ggml_init_params ip = { (size_t) (n * nr * 4 + k * nr * 4 + 4 * 16 * n) + 64 * ggml_tensor_overhead() +
+                                               ggml_graph_overhead() + (1 << 20), NULL, false };
+                struct ggml_context * ctx = ggml_init(ip);
+                struct ggml_tensor * a = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, n, nr);
+                float * x = (float *) a->data;
+                for (int64_t i = 0; i < n * nr; ++i) {
+                    state = state * 1664525u + 1013904223u;
+                    float v = (float) (state >> 8) / 16777216.0f * 20.0f - 10.0f;
+                    if (variant == 1) {
+                        v = (float) ((state >> 12) % 7); // many ties, including at the k-th place
+                    } else if (variant == 2 && (state >> 27) == 0) {
+                        const float specials[4] = { -INFINITY, INFINITY, NAN, -0.0f };
+                        v = specials[(state >> 24) & 3];
+                    }
+                    x[i] = v;
+                }
+                struct ggml_tensor * t = ggml_top_k(ctx, a, (int) k);
+                struct ggml_cgraph * gf = ggml_new_graph(ctx);
+                ggml_build_forward_expand(gf, t);
+                bool * used = malloc((size_t) n);
+                for (int nth = 1; nth <= 3; nth += 2) {
+                    memset(t->data, 0xff, ggml_nbytes(t));
+                    const enum ggml_status st = ggml_graph_compute_with_ctx(ctx, gf, nth);
+                    TH_CHECK(st == GGML_STATUS_SUCCESS, "top_k op: compute status %d", (int) st);
+                    for (int64_t r = 0; r < nr; ++r) {
+                        const float * row = x + r * n;
+                        const int32_t * got = (const int32_t *) ((const char *) t->data + r * t->nb[1]);
+                        memset(used, 0, (size_t) n);
+                        bool row_ok = true;
+                        for (int64_t j = 0; j < k && row_ok; ++j) {
+                            int32_t best = -1;
+                            for (int32_t i = 0; i < (int32_t) n; ++i) {
+                                if (!used[i] && (best < 0 || topk_ref_before(row, i, best))) {
+                                    best = i;
+                                }
+                            }
+                            used[best] = true;
+                            row_ok = got[j] == best;
+                        }
+                        TH_EXPECT(row_ok, "top_k op n=%lld k=%lld variant %d row %lld nth %d", (long long) n,
+                                  (long long) k, variant, (long long) r, nth);
+                        ok = ok && row_ok;
+                    }
+                }
+                free(used);
+                ggml_free(ctx);
+            }
+        }
+    }
+    TH_CHECK(ok, "TOP_K op: the k first indices in (value desc, index asc, NaN last) order");
+}
+
 // bad input: logged and ignored, never a crash
 static void test_bad_input(void) {
     llama_sampler_apply(NULL, NULL);
@@ -1126,6 +1209,7 @@ int main(void) {
 
     test_rng();
     test_sort_select();
+    test_top_k_op();
     test_dist_reference();
     test_dist_transactions();
     test_chain_api();

@@ -120,10 +120,22 @@ int main(int argc, char ** argv) {
     }
 
     const int64_t t_enc_start = llama_time_us();
-    // everything but the last prompt token; the loop decodes that one together with the draft
+    // everything but the last prompt token; the loop decodes that one together with the draft. No output is
+    // requested: with -bs and one output per sequence (no draft) the dist sampler draws for every output at
+    // decode time, so an unread output would use up a draw and shift the seeded stream
     if (n_inp > 1) {
-        struct llama_batch b = llama_batch_get_one(inp, n_inp - 1);
-        if (llama_decode(ctx_tgt, b) != 0) {
+        struct llama_batch b = llama_batch_init(n_inp - 1, 0, 1);
+        if (!b.token) {
+            LOG_ERR("%s: out of memory\n", __func__);
+            goto done;
+        }
+        const llama_seq_id seq = 0;
+        for (int32_t i = 0; i < n_inp - 1; i++) {
+            common_batch_add(&b, inp[i], i, &seq, 1, false);
+        }
+        const int rc = llama_decode(ctx_tgt, b);
+        llama_batch_free(b);
+        if (rc != 0) {
             LOG_ERR("%s: prompt decode failed\n", __func__);
             goto done;
         }

@@ -5,6 +5,7 @@
 #include "common.h"
 #include "log.h"
 #include "llama.h"
+#include "sampling.h"
 
 #include <limits.h>
 #include <locale.h>
@@ -20,123 +21,54 @@ static void print_usage(int argc, char ** argv) {
     LOG("\n");
 }
 
-// The sampler chain in llama.cpp's order: logit bias (incl. EOG ban for --ignore-eos), then the configured
-// samplers, then dist(seed); mirostat replaces the list. NULL (and a log line) on bad parameters.
-static struct llama_sampler * build_sampler_chain(const struct common_params_sampling * sp,
-                                                  const struct llama_vocab * vocab, bool no_perf) {
-    struct llama_sampler_chain_params cp = llama_sampler_chain_default_params();
-    cp.no_perf = no_perf;
-    struct llama_sampler * chain = llama_sampler_chain_init(cp);
-    if (!chain) {
-        return NULL;
-    }
+// common_sampler with llama.cpp's chain (logit bias, the --samplers order, then dist; or mirostat). --ignore-eos is
+// a -inf bias on every end-of-generation token merged after the user's biases, as llama.cpp's
+// common_init_from_params does before the sampler is built. NULL (and a log line) on bad parameters.
+static struct common_sampler * init_sampler(const struct common_params_sampling * sp, const struct llama_model * model) {
+    const struct llama_vocab * vocab = llama_model_get_vocab(model);
     const int32_t n_vocab = llama_vocab_n_tokens(vocab);
-
-    // user biases, plus -inf for every end-of-generation token when EOS is ignored
-    int32_t n_bias = sp->n_logit_bias;
-    llama_logit_bias * bias = NULL;
-    {
-        int32_t n_eog = 0;
-        if (sp->ignore_eos) {
-            for (llama_token t = 0; t < n_vocab; t++) {
-                n_eog += llama_vocab_is_eog(vocab, t) ? 1 : 0;
-            }
-        }
-        if (n_bias + n_eog > 0) {
-            bias = malloc((size_t) (n_bias + n_eog) * sizeof(*bias));
-            if (!bias) {
-                llama_sampler_free(chain);
-                return NULL;
-            }
-            if (n_bias > 0) {
-                memcpy(bias, sp->logit_bias, (size_t) n_bias * sizeof(*bias));
-            }
-            for (llama_token t = 0; t < n_vocab && n_eog > 0; t++) {
-                if (llama_vocab_is_eog(vocab, t)) {
-                    bias[n_bias].token = t;
-                    bias[n_bias].bias  = -INFINITY;
-                    n_bias++;
-                }
-            }
-        }
-    }
-    for (int32_t i = 0; i < n_bias; i++) {
-        if (bias[i].token < 0 || bias[i].token >= n_vocab) {
-            LOG_ERR("%s: logit bias token %d is out of range (vocab has %d tokens)\n", __func__, bias[i].token, n_vocab);
-            free(bias);
-            llama_sampler_free(chain);
+    for (int32_t i = 0; i < sp->n_logit_bias; i++) {
+        if (sp->logit_bias[i].token < 0 || sp->logit_bias[i].token >= n_vocab) {
+            LOG_ERR("%s: logit bias token %d is out of range (vocab has %d tokens)\n", __func__,
+                    sp->logit_bias[i].token, n_vocab);
             return NULL;
         }
     }
-    llama_sampler_chain_add(chain, llama_sampler_init_logit_bias(n_vocab, n_bias, bias));
-    free(bias);
-
-    const size_t min_keep = (size_t) (sp->min_keep > 0 ? sp->min_keep : 0);
-    struct llama_sampler * s = NULL;
-    if (sp->mirostat == 0) {
-        for (int32_t i = 0; i < sp->n_samplers; i++) {
-            s = NULL;
-            switch (sp->samplers[i]) {
-                case COMMON_SAMPLER_TYPE_DRY: {
-                    const char * breakers[COMMON_DRY_BREAKERS_MAX];
-                    for (int32_t k = 0; k < sp->n_dry_sequence_breakers; k++) {
-                        breakers[k] = sp->dry_sequence_breakers[k];
-                    }
-                    s = llama_sampler_init_dry(vocab, sp->dry_multiplier, sp->dry_base, sp->dry_allowed_length,
-                                               sp->dry_penalty_last_n, breakers, (size_t) sp->n_dry_sequence_breakers);
-                } break;
-                case COMMON_SAMPLER_TYPE_TOP_K:       s = llama_sampler_init_top_k(sp->top_k); break;
-                case COMMON_SAMPLER_TYPE_TOP_P:       s = llama_sampler_init_top_p(sp->top_p, min_keep); break;
-                case COMMON_SAMPLER_TYPE_TOP_N_SIGMA: s = llama_sampler_init_top_n_sigma(sp->top_n_sigma); break;
-                case COMMON_SAMPLER_TYPE_MIN_P:       s = llama_sampler_init_min_p(sp->min_p, min_keep); break;
-                case COMMON_SAMPLER_TYPE_XTC:
-                    s = llama_sampler_init_xtc(sp->xtc_probability, sp->xtc_threshold, min_keep, sp->seed);
-                    break;
-                case COMMON_SAMPLER_TYPE_TYPICAL_P:   s = llama_sampler_init_typical(sp->typ_p, min_keep); break;
-                case COMMON_SAMPLER_TYPE_TEMPERATURE:
-                    s = llama_sampler_init_temp_ext(sp->temp, sp->dynatemp_range, sp->dynatemp_exponent);
-                    break;
-                case COMMON_SAMPLER_TYPE_INFILL:      s = llama_sampler_init_infill(vocab); break;
-                case COMMON_SAMPLER_TYPE_PENALTIES:
-                    s = llama_sampler_init_penalties(n_vocab, sp->penalty_last_n, sp->penalty_repeat,
-                                                     sp->penalty_freq, sp->penalty_present);
-                    break;
-                case COMMON_SAMPLER_TYPE_ADAPTIVE_P:
-                    // adaptive-p selects the token itself, so it replaces dist at the end
-                    continue;
-                default:
-                    continue;
-            }
-            if (!s) {
-                LOG_ERR("%s: invalid parameters for sampler %d\n", __func__, (int) sp->samplers[i]);
-                llama_sampler_free(chain);
+    struct common_params_sampling merged = *sp;
+    llama_logit_bias * bias = NULL;
+    if (sp->ignore_eos) {
+        int32_t n_eog = 0;
+        for (llama_token t = 0; t < n_vocab; t++) {
+            n_eog += llama_vocab_is_eog(vocab, t) ? 1 : 0;
+        }
+        if (n_eog > 0) {
+            bias = malloc((size_t) (sp->n_logit_bias + n_eog) * sizeof(*bias));
+            if (!bias) {
+                LOG_ERR("%s: out of memory\n", __func__);
                 return NULL;
             }
-            llama_sampler_chain_add(chain, s);
+            if (sp->n_logit_bias > 0) {
+                memcpy(bias, sp->logit_bias, (size_t) sp->n_logit_bias * sizeof(*bias));
+            }
+            int32_t n = sp->n_logit_bias;
+            for (llama_token t = 0; t < n_vocab; t++) {
+                if (llama_vocab_is_eog(vocab, t)) {
+                    bias[n].token = t;
+                    bias[n].bias  = -INFINITY;
+                    n++;
+                }
+            }
+            merged.logit_bias   = bias;
+            merged.n_logit_bias = n;
         }
-        if (sp->adaptive_target >= 0.0f) {
-            s = llama_sampler_init_adaptive_p(sp->adaptive_target, sp->adaptive_decay, sp->seed);
-        } else {
-            s = llama_sampler_init_dist(sp->seed);
-        }
-    } else if (sp->mirostat == 1) {
-        llama_sampler_chain_add(chain, llama_sampler_init_temp(sp->temp));
-        s = llama_sampler_init_mirostat(n_vocab, sp->seed, sp->mirostat_tau, sp->mirostat_eta, 100);
-    } else {
-        llama_sampler_chain_add(chain, llama_sampler_init_temp(sp->temp));
-        s = llama_sampler_init_mirostat_v2(sp->seed, sp->mirostat_tau, sp->mirostat_eta);
     }
-    if (!s) {
-        LOG_ERR("%s: invalid parameters for the final sampler\n", __func__);
-        llama_sampler_free(chain);
-        return NULL;
-    }
-    llama_sampler_chain_add(chain, s);
-    return chain;
+    struct common_sampler * smpl = common_sampler_init(model, &merged);
+    free(bias);
+    return smpl;
 }
 
-static void print_sampler_info(const struct common_params_sampling * sp, struct llama_sampler * chain) {
-    LOG_INF("sampler seed: %u\n", llama_sampler_get_seed(chain));
+static void print_sampler_info(const struct common_params_sampling * sp, const struct common_sampler * smpl) {
+    LOG_INF("sampler seed: %u\n", common_sampler_get_seed(smpl));
     LOG_INF("sampler params: \n"
             "\trepeat_last_n = %d, repeat_penalty = %.3f, frequency_penalty = %.3f, presence_penalty = %.3f\n"
             "\tdry_multiplier = %.3f, dry_base = %.3f, dry_allowed_length = %d, dry_penalty_last_n = %d\n"
@@ -146,12 +78,9 @@ static void print_sampler_info(const struct common_params_sampling * sp, struct 
             sp->dry_multiplier, sp->dry_base, sp->dry_allowed_length, sp->dry_penalty_last_n,
             sp->top_k, sp->top_p, sp->min_p, sp->xtc_probability, sp->xtc_threshold, sp->typ_p, sp->top_n_sigma, sp->temp,
             sp->mirostat, sp->mirostat_eta, sp->mirostat_tau);
-    LOG_INF("sampler chain: logits");
-    const int n = llama_sampler_chain_n(chain);
-    for (int i = 0; i < n; i++) {
-        LOG_CNT(" -> %s", llama_sampler_name(llama_sampler_chain_get(chain, i)));
-    }
-    LOG_CNT("\n");
+    char desc[1024];
+    common_sampler_print(smpl, desc, sizeof(desc));
+    LOG_INF("sampler chain: %s\n", desc);
 }
 
 // keeps the last bytes of the generated text in buf (NUL-terminated)
@@ -183,7 +112,7 @@ int main(int argc, char ** argv) {
 
     int rc = 1;
     struct common_init_result init = { NULL, NULL };
-    struct llama_sampler * chain = NULL;
+    struct common_sampler * smpl = NULL;
     llama_token * embd_inp = NULL;
     llama_token * embd = NULL;
 
@@ -281,12 +210,16 @@ int main(int argc, char ** argv) {
         LOG_INF("\n");
     }
 
-    chain = build_sampler_chain(&params.sampling, vocab, params.sampling.no_perf);
-    if (!chain) {
+    smpl = init_sampler(&params.sampling, model);
+    if (!smpl) {
         LOG_ERR("%s: failed to initialize sampling subsystem\n", __func__);
         goto done;
     }
-    print_sampler_info(&params.sampling, chain);
+    // -bs: the chain's backend prefix runs inside llama_decode; a token sampled there is returned as it is
+    if (params.sampling.backend_sampling && !llama_set_sampler(ctx, 0, common_sampler_get(smpl))) {
+        LOG_WRN("%s: backend sampling is not available here, sampling on the CPU\n", __func__);
+    }
+    print_sampler_info(&params.sampling, smpl);
     LOG_INF("generate: n_ctx = %d, n_batch = %d, n_predict = %d, n_keep = %d\n", n_ctx, params.n_batch,
             params.n_predict, params.n_keep);
     LOG_INF("\n\n");
@@ -348,8 +281,8 @@ int main(int argc, char ** argv) {
         n_embd = 0;
 
         if (n_consumed >= n_inp) {
-            // llama_sampler_sample also accepts the token into the chain (penalties see it)
-            const llama_token id = llama_sampler_sample(chain, ctx, -1);
+            const llama_token id = common_sampler_sample(smpl, ctx, -1, false);
+            common_sampler_accept(smpl, id, true);
             embd[n_embd++] = id;
             embd_is_prompt = false;
             --n_remain;
@@ -358,7 +291,7 @@ int main(int argc, char ** argv) {
             embd_is_prompt = true;
             while (n_consumed < n_inp) {
                 embd[n_embd++] = embd_inp[n_consumed];
-                llama_sampler_accept(chain, embd_inp[n_consumed]);
+                common_sampler_accept(smpl, embd_inp[n_consumed], false);
                 ++n_consumed;
                 if (n_embd >= n_batch) {
                     break;
@@ -401,16 +334,13 @@ int main(int argc, char ** argv) {
 
     LOG("\n\n");
     if (!params.no_perf) {
-        llama_perf_sampler_print(chain);
-        llama_perf_context_print(ctx);
+        common_perf_print(ctx, smpl);
     }
 
 done:
     free(embd);
     free(embd_inp);
-    if (chain) {
-        llama_sampler_free(chain);
-    }
+    common_sampler_free(smpl);
     common_init_result_free(&init);
     common_params_free(&params);
     llama_backend_free();
