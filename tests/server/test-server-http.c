@@ -128,6 +128,25 @@ static void h_ping(const struct server_http_req * req, struct server_http_res * 
     server_http_res_set_text(res, 200, "application/json", buf);
 }
 
+// a handler that blocks like a non-streamed completion, polling whether its client is still there
+static atomic_bool g_block_saw_gone;
+static atomic_bool g_block_done;
+
+static void h_block(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    (void) ud;
+    // "wait_ms" query: how long to wait for a disconnect before answering normally
+    const char * w = server_http_req_query(req, "wait_ms");
+    const int wait_ms = w ? atoi(w) : 100;
+    bool gone = false;
+    for (int i = 0; i < wait_ms && !gone; i++) {
+        gone = server_http_req_client_gone(req);
+        sleep_ms(1);
+    }
+    atomic_store(&g_block_saw_gone, gone);
+    atomic_store(&g_block_done, true);
+    server_http_res_set_text(res, 200, "application/json", gone ? "{\"gone\":true}" : "{\"gone\":false}");
+}
+
 // the stream producers: the test controls when each one writes
 struct producer {
     struct server_http_stream * stream;
@@ -219,6 +238,7 @@ int main(void) {
     server_http_route(g_http, "POST", "/ping", h_ping, NULL, false, false);
     server_http_route(g_http, "GET", "/stream", h_stream, NULL, false, false);
     server_http_route(g_http, "GET", "/early", h_ping, NULL, false, true);
+    server_http_route(g_http, "GET", "/block", h_block, NULL, false, false);
     TH_CHECK(server_http_start(g_http), "start");
     const int port = server_http_port(g_http);
     TH_CHECK(port > 0, "bound port %d", port);
@@ -244,6 +264,30 @@ int main(void) {
     r = request(port, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &len);
     TH_CHECK(http_status(r) == 404 && strstr(r, "not_found_error"), "404: %s", r);
     free(r);
+
+    // a blocked handler sees its client leave (and only then)
+    {
+        atomic_store(&g_block_done, false);
+        r = request(port, "GET /block?wait_ms=100 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &len);
+        TH_CHECK(http_status(r) == 200 && strstr(r, "{\"gone\":false}"), "client present: %s", r);
+        free(r);
+        atomic_store(&g_block_done, false);
+        const int fd = connect_port(port);
+        const char * req = "GET /block?wait_ms=20000 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        send_all(fd, req, strlen(req));
+        sleep_ms(50);
+        // the waiting handler holds no polling thread (the server has one): others are answered at once
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        char * other = request(port, "POST /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx", &len);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double el = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
+        TH_CHECK(http_status(other) == 200 && el < 5.0, "request served beside a waiting handler (%.3f s): %s", el, other);
+        free(other);
+        close(fd);
+        TH_CHECK(wait_flag(&g_block_done), "blocked handler returned");
+        TH_CHECK(atomic_load(&g_block_saw_gone), "blocked handler saw its client leave");
+    }
 
     // 1. a stream that waits for its producer, while the single worker still serves other requests
     {

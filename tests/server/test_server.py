@@ -131,8 +131,11 @@ def test_loading_gate(binary, tmpdir):
     """A FIFO as the model path parks the loader in open() until we write: the server answers meanwhile."""
     fifo = os.path.join(tmpdir, "model.fifo")
     os.mkfifo(fifo)
-    srv = Server(binary, ["-m", fifo]).start(wait_healthy=False)
+    srv = Server(binary, ["-m", fifo, "--api-key", "k1"]).start(wait_healthy=False)
     try:
+        # llama.cpp checks the loading state before the API key: 503, not 401, without a key
+        expect_error(requests.get(srv.url("/props"), timeout=10), 503, "unavailable_error", "props while loading, no key",
+                     "Loading model")
         r = requests.get(srv.url("/health"), timeout=10)
         expect_error(r, 503, "unavailable_error", "health while loading", "Loading model")
         check(r.json() == {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}},
@@ -183,11 +186,13 @@ def test_endpoints(srv, data_dir, model):
             j = r.json()
             check(j.get("object") == "list", f"{path}: object list", j)
             d = j["data"][0]
-            check(d["id"] == model and d["object"] == "model" and d["owned_by"] == "llamacpp", f"{path}: data[0]", d)
+            # llama.cpp names the model by its file name; this server still reports the path (test_server_compat XFAIL)
+            check(d["id"] in (model, os.path.basename(model)) and d["object"] == "model" and d["owned_by"] == "llamacpp",
+                  f"{path}: data[0]", d)
             m = d["meta"]
             # llama.cpp: 2048-token SPM vocabulary, llama.context_length 256 (models/kjv/README.md)
             check(m["n_vocab"] == 2048 and m["vocab_type"] == 1 and m["n_ctx_train"] == 256, f"{path}: meta", m)
-            check(j["models"][0]["name"] == model, f"{path}: models[0].name", j["models"][0])
+            check(j["models"][0]["name"] == d["id"], f"{path}: models[0].name", j["models"][0])
 
     r = requests.get(srv.url("/props"), timeout=10)
     if check(r.status_code == 200, "props: 200", r.text):

@@ -21,6 +21,16 @@
 // how often suspended streams are checked for a client that went away (llama.cpp: HTTP_POLLING_SECONDS)
 #define STREAM_POLL_SECONDS 1
 
+// Handlers run on handler threads, never on MHD's polling threads: a handler that waits (a non-streamed
+// completion queued behind others) parks its connection and holds no polling thread, so /health and every other
+// connection stay served. params.n_threads handler threads are kept; more are added on demand up to
+// HANDLER_THREADS_MAX, and the extra ones exit after HANDLER_IDLE_EXIT_S idle (llama.cpp's cpp-httplib pool:
+// n_threads_http fixed threads plus up to 1024 dynamic ones).
+#define HANDLER_THREADS_MAX 1024
+#define HANDLER_IDLE_EXIT_S 5
+// period of the poller's second look at finished handlers whose response is still parked (see rescue_pass)
+#define RESCUE_POLL_MS 20
+
 struct route {
     char * method;
     char * path;
@@ -66,6 +76,32 @@ struct server_http {
     pthread_mutex_t poller_mu;
     pthread_cond_t  poller_cv;
     bool            stopping;
+
+    // handler jobs and their threads (all under jobs_mu)
+    pthread_mutex_t      jobs_mu;
+    pthread_cond_t       jobs_cv;      // a job arrived, or stopping
+    pthread_cond_t       workers_cv;   // a handler thread exited
+    struct handler_job * jobs_head;
+    struct handler_job * jobs_tail;
+    int                  n_jobs;       // queued, not yet taken
+    int                  n_workers;    // handler threads alive
+    int                  n_idle;       // handler threads waiting for a job
+    bool                 jobs_stopping;
+
+    // connections whose handler finished but whose response is not sent yet (under rescue_mu)
+    pthread_mutex_t   rescue_mu;
+    struct conn_ctx * rescue_head;
+};
+
+// one routed request waiting for (or running on) a handler thread; its connection is suspended meanwhile
+struct handler_job {
+    struct server_http    * http;
+    struct MHD_Connection * conn;
+    struct conn_ctx       * cc;
+    const struct route    * rt;     // the route table is fixed once serving
+    const char            * method; // MHD's strings, valid while the request lives
+    const char            * url;
+    struct handler_job    * next;
 };
 
 // per-request state while the body arrives
@@ -74,7 +110,15 @@ struct conn_ctx {
     size_t len;
     size_t cap;
     bool   too_large;
-    bool   answered;  // a response was queued before the body was complete
+    bool   answered;  // a response was queued before the body was complete, or the request was dispatched
+    // the response a handler thread made; the thread resumes the connection and MHD's thread sends it
+    // (MHD_resume_connection orders the handler's writes before the polling thread's reads)
+    bool   res_ready;
+    struct server_http_res res;
+    // while res_ready and unsent: on the http's rescue list (under rescue_mu), see rescue_pass
+    struct MHD_Connection * conn;
+    struct conn_ctx       * rprev, * rnext;
+    bool                    in_rescue;
 };
 
 static void http_log(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -109,6 +153,12 @@ const char * server_http_req_header(const struct server_http_req * req, const ch
 
 const char * server_http_req_query(const struct server_http_req * req, const char * name) {
     return MHD_lookup_connection_value((struct MHD_Connection *) req->impl, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static bool peer_gone(struct MHD_Connection * conn);
+
+bool server_http_req_client_gone(const struct server_http_req * req) {
+    return req && req->impl && peer_gone((struct MHD_Connection *) req->impl);
 }
 
 void server_http_res_set_text(struct server_http_res * res, int status, const char * content_type, const char * text) {
@@ -341,19 +391,49 @@ static void streams_poll(struct server_http * http, bool stopping) {
     pthread_mutex_unlock(&http->streams_mu);
 }
 
+static bool rescue_pass(struct server_http * http);
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void * poller_main(void * arg) {
     struct server_http * http = arg;
+    int64_t next_streams = mono_ms() + STREAM_POLL_SECONDS * 1000;
+    int64_t next_rescue  = 0;
+    bool rescuing = false;
     pthread_mutex_lock(&http->poller_mu);
     while (!http->stopping) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += STREAM_POLL_SECONDS;
-        pthread_cond_timedwait(&http->poller_cv, &http->poller_mu, &ts);
+        const long wait_ms = rescuing ? RESCUE_POLL_MS : STREAM_POLL_SECONDS * 1000;
+        ts.tv_sec  += wait_ms / 1000;
+        ts.tv_nsec += (wait_ms % 1000) * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec  += 1;
+            ts.tv_nsec -= 1000000000L;
+        }
+        const bool signalled = pthread_cond_timedwait(&http->poller_cv, &http->poller_mu, &ts) == 0;
         if (http->stopping) {
             break;
         }
         pthread_mutex_unlock(&http->poller_mu);
-        streams_poll(http, false);
+        // a signal means a job just finished (its own resume is on the way): rescue what is still listed one
+        // period later, and keep rescuing at that period while anything is listed
+        const int64_t now = mono_ms();
+        if (signalled && !rescuing) {
+            rescuing    = true;
+            next_rescue = now + RESCUE_POLL_MS;
+        } else if (rescuing && now >= next_rescue) {
+            rescuing    = rescue_pass(http);
+            next_rescue = now + RESCUE_POLL_MS;
+        }
+        if (now >= next_streams) {
+            streams_poll(http, false);
+            next_streams = mono_ms() + STREAM_POLL_SECONDS * 1000;
+        }
         pthread_mutex_lock(&http->poller_mu);
     }
     pthread_mutex_unlock(&http->poller_mu);
@@ -404,6 +484,7 @@ static enum MHD_Result send_res(struct server_http * http, struct MHD_Connection
         r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_reader, s, stream_detach);
         if (!r) {
             // the transport's reference is ours to drop; the producer still ends its own
+            res->stream = NULL;
             pthread_mutex_lock(&s->mu);
             s->cancelled = true;
             pthread_mutex_unlock(&s->mu);
@@ -459,6 +540,177 @@ static enum MHD_Result send_error(struct server_http * http, struct MHD_Connecti
     return ret;
 }
 
+//
+// handler threads
+//
+
+// A resume issued while MHD is still completing the suspension of the same connection (the handler thread can
+// finish before the polling thread is done with its callback) can be lost, leaving the finished response parked.
+// So a finished connection stays on the rescue list until its response is queued (or it closes), and the poller
+// resumes what is still listed every RESCUE_POLL_MS. Entries leave the list under rescue_mu before MHD can free
+// their connection, so a rescue resume never touches a closed one; a spare resume only makes MHD look again.
+
+static void rescue_remove(struct server_http * http, struct conn_ctx * cc) {
+    pthread_mutex_lock(&http->rescue_mu);
+    if (cc->in_rescue) {
+        if (cc->rprev) {
+            cc->rprev->rnext = cc->rnext;
+        } else {
+            http->rescue_head = cc->rnext;
+        }
+        if (cc->rnext) {
+            cc->rnext->rprev = cc->rprev;
+        }
+        cc->rprev = cc->rnext = NULL;
+        cc->in_rescue = false;
+    }
+    pthread_mutex_unlock(&http->rescue_mu);
+}
+
+// true when something is listed
+static bool rescue_pass(struct server_http * http) {
+    pthread_mutex_lock(&http->rescue_mu);
+    for (struct conn_ctx * cc = http->rescue_head; cc; cc = cc->rnext) {
+        MHD_resume_connection(cc->conn);
+    }
+    const bool any = http->rescue_head != NULL;
+    pthread_mutex_unlock(&http->rescue_mu);
+    return any;
+}
+
+static void job_run(struct handler_job * j) {
+    struct conn_ctx * cc = j->cc;
+    struct server_http_req req = {
+        .method   = j->method,
+        .path     = j->url,
+        .body     = cc->buf ? cc->buf : "",
+        .body_len = cc->len,
+        .impl     = j->conn,
+    };
+    memset(&cc->res, 0, sizeof(cc->res));
+    cc->res.status       = 200;
+    cc->res.content_type = JSON_CONTENT_TYPE;
+    j->rt->handler(&req, &cc->res, j->rt->user_data);
+    struct server_http * http = j->http;
+    pthread_mutex_lock(&http->rescue_mu);
+    cc->res_ready = true;
+    cc->conn      = j->conn;
+    cc->rprev     = NULL;
+    cc->rnext     = http->rescue_head;
+    if (http->rescue_head) {
+        http->rescue_head->rprev = cc;
+    }
+    http->rescue_head = cc;
+    cc->in_rescue     = true;
+    MHD_resume_connection(j->conn);
+    pthread_mutex_unlock(&http->rescue_mu);
+    // let the poller watch it at the short period
+    pthread_mutex_lock(&http->poller_mu);
+    pthread_cond_signal(&http->poller_cv);
+    pthread_mutex_unlock(&http->poller_mu);
+}
+
+static void * worker_main(void * arg) {
+    struct server_http * http = arg;
+    pthread_mutex_lock(&http->jobs_mu);
+    for (;;) {
+        bool timed_out = false;
+        while (!http->jobs_head && !http->jobs_stopping && !timed_out) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += HANDLER_IDLE_EXIT_S;
+            http->n_idle++;
+            timed_out = pthread_cond_timedwait(&http->jobs_cv, &http->jobs_mu, &ts) == ETIMEDOUT;
+            http->n_idle--;
+        }
+        if (!http->jobs_head) {
+            // stopping with nothing queued, or idle too long while more than the kept threads exist
+            if (http->jobs_stopping || http->n_workers > http->params.n_threads) {
+                break;
+            }
+            continue;
+        }
+        struct handler_job * j = http->jobs_head;
+        http->jobs_head = j->next;
+        if (!http->jobs_head) {
+            http->jobs_tail = NULL;
+        }
+        http->n_jobs--;
+        pthread_mutex_unlock(&http->jobs_mu);
+        job_run(j);
+        free(j);
+        pthread_mutex_lock(&http->jobs_mu);
+    }
+    http->n_workers--;
+    pthread_cond_broadcast(&http->workers_cv);
+    pthread_mutex_unlock(&http->jobs_mu);
+    return NULL;
+}
+
+// a new detached handler thread; false when none could be made (jobs_mu held)
+static bool worker_spawn(struct server_http * http) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) {
+        return false;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    const bool ok = pthread_create(&t, &attr, worker_main, http) == 0;
+    pthread_attr_destroy(&attr);
+    if (ok) {
+        http->n_workers++;
+    }
+    return ok;
+}
+
+// park the connection and queue its request for a handler thread; false: the caller runs it inline
+static bool jobs_submit(struct server_http * http, struct MHD_Connection * c, struct conn_ctx * cc,
+                        const struct route * rt, const char * method, const char * url) {
+    struct handler_job * j = calloc(1, sizeof(*j));
+    if (!j) {
+        return false;
+    }
+    *j = (struct handler_job) { .http = http, .conn = c, .cc = cc, .rt = rt, .method = method, .url = url };
+    pthread_mutex_lock(&http->jobs_mu);
+    if (http->jobs_stopping) {
+        pthread_mutex_unlock(&http->jobs_mu);
+        free(j);
+        return false;
+    }
+    // every queued job needs a thread that is free now: add one unless enough are idle
+    if (http->n_jobs + 1 > http->n_idle && http->n_workers < HANDLER_THREADS_MAX) {
+        worker_spawn(http);
+    }
+    if (http->n_workers == 0) {
+        pthread_mutex_unlock(&http->jobs_mu);
+        free(j);
+        return false;
+    }
+    // suspended before any thread can see the job, so its resume cannot come first
+    MHD_suspend_connection(c);
+    if (http->jobs_tail) {
+        http->jobs_tail->next = j;
+    } else {
+        http->jobs_head = j;
+    }
+    http->jobs_tail = j;
+    http->n_jobs++;
+    pthread_cond_signal(&http->jobs_cv);
+    pthread_mutex_unlock(&http->jobs_mu);
+    return true;
+}
+
+// stop taking jobs and wait until every handler thread has finished its job and exited
+static void jobs_drain(struct server_http * http) {
+    pthread_mutex_lock(&http->jobs_mu);
+    http->jobs_stopping = true;
+    pthread_cond_broadcast(&http->jobs_cv);
+    while (http->n_workers > 0) {
+        pthread_cond_wait(&http->workers_cv, &http->jobs_mu);
+    }
+    pthread_mutex_unlock(&http->jobs_mu);
+}
+
 static enum MHD_Result dispatch(struct server_http * http, struct MHD_Connection * c, const char * url,
                                 const char * method, struct conn_ctx * cc) {
     struct server_http_res res = { 0 };
@@ -479,14 +731,20 @@ static enum MHD_Result dispatch(struct server_http * http, struct MHD_Connection
                 break;
             }
         }
-        // as in llama.cpp: authentication first (unknown paths too), then the loading gate, then routing
-        if (!(rt && rt->is_public) && !api_key_ok(http, c)) {
-            res_error(&res, "Invalid API Key", ERROR_TYPE_AUTHENTICATION, 0);
-        } else if (!atomic_load(&http->ready) && !(rt && rt->during_load)) {
+        // as llama.cpp's pre-routing middlewares: the loading gate first (so a client without a key learns that
+        // the model is loading, not that its key is wrong), then authentication (unknown paths too), then routing
+        if (!atomic_load(&http->ready) && !(rt && rt->during_load)) {
             res_error(&res, "Loading model", ERROR_TYPE_UNAVAILABLE, 0);
+        } else if (!(rt && rt->is_public) && !api_key_ok(http, c)) {
+            res_error(&res, "Invalid API Key", ERROR_TYPE_AUTHENTICATION, 0);
         } else if (!rt) {
             res_error(&res, "File Not Found", ERROR_TYPE_NOT_FOUND, 0);
         } else {
+            res_clear(&res);
+            if (jobs_submit(http, c, cc, rt, method, url)) {
+                return MHD_YES; // suspended; the handler thread resumes it with cc->res
+            }
+            // no handler thread could take it (out of memory or threads): answer here rather than not at all
             struct server_http_req req = {
                 .method   = method,
                 .path     = url,
@@ -494,6 +752,8 @@ static enum MHD_Result dispatch(struct server_http * http, struct MHD_Connection
                 .body_len = cc->len,
                 .impl     = c,
             };
+            res.status = 200;
+            res.content_type = JSON_CONTENT_TYPE;
             rt->handler(&req, &res, rt->user_data);
         }
     }
@@ -573,6 +833,14 @@ static enum MHD_Result on_access(void * cls, struct MHD_Connection * c, const ch
         return MHD_YES;
     }
 
+    if (cc->res_ready) {
+        // back from a handler thread (it resumed the connection): send what it made
+        rescue_remove(http, cc);
+        cc->res_ready = false;
+        const enum MHD_Result ret = send_res(http, c, &cc->res, method, url);
+        res_clear(&cc->res);
+        return ret;
+    }
     if (cc->answered) {
         return MHD_YES;
     }
@@ -586,11 +854,22 @@ static enum MHD_Result on_access(void * cls, struct MHD_Connection * c, const ch
 }
 
 static void on_completed(void * cls, struct MHD_Connection * c, void ** con_cls, enum MHD_RequestTerminationCode toe) {
-    (void) cls;
     (void) c;
     (void) toe;
     struct conn_ctx * cc = *con_cls;
     if (cc) {
+        rescue_remove((struct server_http *) cls, cc); // before MHD frees the connection
+        if (cc->res.stream) {
+            // the client left while its handler ran: the stream was never attached to a response, so drop the
+            // transport's reference here and tell the producer nobody reads
+            struct server_http_stream * st = cc->res.stream;
+            cc->res.stream = NULL;
+            pthread_mutex_lock(&st->mu);
+            st->cancelled = true;
+            pthread_mutex_unlock(&st->mu);
+            stream_release(st);
+        }
+        res_clear(&cc->res); // a response made for a connection that ended before it was sent
         free(cc->buf);
         free(cc);
         *con_cls = NULL;
@@ -625,6 +904,10 @@ struct server_http * server_http_init(const struct server_http_params * params) 
     pthread_mutex_init(&http->streams_mu, NULL);
     pthread_mutex_init(&http->poller_mu, NULL);
     pthread_cond_init(&http->poller_cv, NULL);
+    pthread_mutex_init(&http->jobs_mu, NULL);
+    pthread_mutex_init(&http->rescue_mu, NULL);
+    pthread_cond_init(&http->jobs_cv, NULL);
+    pthread_cond_init(&http->workers_cv, NULL);
     atomic_init(&http->ready, false);
     if (!ok) {
         http_log("out of memory");
@@ -732,9 +1015,12 @@ void server_http_stop(struct server_http * http) {
         http->poller_running = false;
     }
     if (http->daemon) {
-        // MHD must not be stopped with suspended connections: cancel and wake every stream first
+        // MHD must not be stopped with suspended connections: cancel and wake every stream, and let every
+        // handler finish (the owner stops its task queue first, so waiting handlers return), first
         MHD_quiesce_daemon(http->daemon);
         streams_poll(http, true);
+        jobs_drain(http);
+        rescue_pass(http); // nothing finished may stay parked while MHD stops
         MHD_stop_daemon(http->daemon);
         http->daemon = NULL;
     }
@@ -760,5 +1046,9 @@ void server_http_free(struct server_http * http) {
     pthread_mutex_destroy(&http->streams_mu);
     pthread_mutex_destroy(&http->poller_mu);
     pthread_cond_destroy(&http->poller_cv);
+    pthread_mutex_destroy(&http->jobs_mu);
+    pthread_mutex_destroy(&http->rescue_mu);
+    pthread_cond_destroy(&http->jobs_cv);
+    pthread_cond_destroy(&http->workers_cv);
     free(http);
 }

@@ -1,8 +1,9 @@
 // Thin HTTP transport over libmicrohttpd: an internal epoll thread pool, keep-alive, a request body limit
 // (413), CORS headers and OPTIONS preflight, Bearer API keys (401), and a "loading" gate (503) until the
-// model is ready. Handlers run on the pool threads and must not block for long: a response that has to wait
-// for the inference thread is a stream (server_http_stream), whose connection is suspended (holding no
-// thread) until data arrives. Suspended streams are checked every second so a client that went away is
+// model is ready. Handlers run on handler threads (n_threads kept, more added on demand), never on MHD's polling
+// threads, so a handler may wait for the inference thread without holding up other connections; a response
+// that arrives piecewise is a stream (server_http_stream), whose connection is suspended (holding no thread)
+// until data arrives. Suspended streams are checked every second so a client that went away is
 // noticed (server_http_stream_write then returns false and the producer stops).
 #pragma once
 
@@ -52,6 +53,11 @@ typedef void (*server_http_handler_t)(const struct server_http_req * req, struct
 // request accessors (case-insensitive header names); NULL when absent
 const char * server_http_req_header(const struct server_http_req * req, const char * name);
 const char * server_http_req_query (const struct server_http_req * req, const char * name);
+
+// true when the client of a request closed or reset its connection (checked without consuming data). A
+// handler that waits on the HTTP thread for a long result (a non-streamed completion) polls this so that a
+// client that gave up cancels its work, as llama.cpp's server does with is_connection_closed.
+bool server_http_req_client_gone(const struct server_http_req * req);
 
 // set the body to a copy of text (or take ownership of a malloc'd json dump with _take)
 void server_http_res_set_text(struct server_http_res * res, int status, const char * content_type, const char * text);

@@ -28,6 +28,7 @@ struct server_task * server_task_new(enum server_task_type type) {
     t->type    = type;
     t->id_slot = -1;
     t->refs    = 2;
+    atomic_init(&t->cancelled, false);
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
     return t;
@@ -75,6 +76,25 @@ bool server_task_wait(struct server_task * t) {
     const bool ok = t->result != NULL;
     pthread_mutex_unlock(&t->mu);
     return ok;
+}
+
+bool server_task_wait_for(struct server_task * t, int timeout_ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); // the condition variable's default clock
+    until.tv_sec  += timeout_ms / 1000;
+    until.tv_nsec += (long) (timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec  += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&t->mu);
+    int rc = 0;
+    while (!t->done && rc != ETIMEDOUT) {
+        rc = pthread_cond_timedwait(&t->cv, &t->mu, &until);
+    }
+    const bool done = t->done;
+    pthread_mutex_unlock(&t->mu);
+    return done;
 }
 
 json_t * server_task_take_result(struct server_task * t) {

@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -21,6 +22,10 @@ struct server_task {
     int      id_slot;           // -1 = any
     json_t * data;              // request data (owned by the task)
     bool     reset_bucket;      // METRICS: reset the per-interval metrics after the snapshot
+
+    // set by the HTTP thread when the client of a waited-for task went away: the inference thread drops the
+    // task (frees its slot) at its next step instead of finishing work nobody reads
+    atomic_bool cancelled;
 
     // completion by the inference thread
     pthread_mutex_t mu;
@@ -65,6 +70,8 @@ void server_queue_stop(struct server_queue * q);
 void server_task_complete(struct server_task * task, json_t * result, int status);
 // HTTP thread: wait for the result; true when one arrived (then task->result / task->status are set)
 bool server_task_wait(struct server_task * task);
+// HTTP thread: wait at most timeout_ms for the task to be completed (with or without a result); true when it is
+bool server_task_wait_for(struct server_task * task, int timeout_ms);
 // HTTP thread, after server_task_wait: take ownership of the result. jansson's reference counts are not
 // safe to share between threads, so a result is handed over whole instead of being referenced twice.
 json_t * server_task_take_result(struct server_task * task);

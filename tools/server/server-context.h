@@ -1,0 +1,332 @@
+// llama-server's internal state shared by its source files: the command-line parameters, the slots, the
+// server context, and the functions one file offers the others. Not a public API.
+//
+// Threads: libmicrohttpd's pool answers HTTP (server-http.c, the server_handle_* functions); the main thread
+// loads the model and then runs the inference loop, the only place that touches slots, the llama_context and
+// the draft contexts. Handlers that need slot state post a task (server-queue.h) and wait for the result.
+#pragma once
+
+#include "server-errors.h"
+#include "server-http.h"
+#include "server-json.h"
+#include "server-queue.h"
+#include "server-task.h"
+
+#include "common.h"
+#include "llama.h"
+#include "sampling.h"
+#include "speculative.h"
+
+#include <jansson.h>
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// llama.c has no build numbering yet; same value as common.h's LLAMA_C_BUILD_NUMBER / LLAMA_C_COMMIT
+#define SERVER_BUILD_INFO "b1-unknown"
+
+#define SERVER_DEFAULT_MAX_BODY ((size_t) 16 * 1024 * 1024)
+
+//
+// logging (server-utils.c; to move onto common/log.h once the programs share it)
+//
+
+extern int  server_log_verbosity;
+extern bool server_log_disabled;
+
+void server_log(const char * level, const char * fmt, ...) __attribute__((format(printf, 2, 3)));
+// llama_log_set callback: errors and warnings, everything with -v, nothing with --log-disable
+void server_llama_log_cb(enum ggml_log_level level, const char * text, void * ud);
+
+#define SRV_INF(...) server_log("srv  ", __VA_ARGS__)
+#define SRV_WRN(...) server_log("srv  W ", __VA_ARGS__)
+#define SRV_ERR(...) server_log("srv  E ", __VA_ARGS__)
+
+//
+// parameters (server-params.c)
+//
+
+struct server_params {
+    char * model_path;
+    char * alias;
+    char * host;
+    int    port;
+    int    timeout;
+    int    n_threads_http;
+    char ** api_keys;
+    size_t n_api_keys;
+    bool   endpoint_metrics;
+    bool   endpoint_slots;
+    bool   endpoint_props;   // POST /props (changing properties)
+    int    n_parallel;       // -1 = auto (4, unified KV)
+    bool   kv_unified;
+    int    n_ctx;            // 0 = from the model
+    int    n_batch;
+    int    n_ubatch;
+    int    n_threads;
+    int    flash_attn;       // llama_flash_attn_type
+    int    type_k, type_v;   // ggml_type of the KV cache
+    bool   embedding;        // embeddings-only server (--embedding)
+    int    pooling;          // llama_pooling_type; -1 = the model's
+    char * chat_template;
+    size_t max_body;
+    bool   backend_sampling; // -bs: each slot's sampler chain runs inside llama_decode where it can
+
+    // speculative decoding: -md (draft.mparams.path, owned), --spec-type, --spec-draft-n-max/-n-min/-p-min,
+    // -td (draft.cpuparams.n_threads), -cd (draft.n_ctx), -ctkd/-ctvd
+    struct common_params_speculative speculative;
+};
+
+// 0 = ok, 1 = printed help, -1 = error (message printed). p is always initialized (free it with
+// server_params_free).
+int  server_params_parse(int argc, char ** argv, struct server_params * p);
+void server_params_free(struct server_params * p);
+
+//
+// server state
+//
+
+enum slot_state {
+    SLOT_STATE_IDLE,
+    SLOT_STATE_STARTED,
+    SLOT_STATE_PROCESSING_PROMPT,
+    SLOT_STATE_DONE_PROMPT,
+    SLOT_STATE_GENERATING,
+};
+
+// one slot per sequence id (slot id == seq id); owned by the inference thread
+struct server_slot {
+    int id;
+    int id_task;           // -1 when idle
+    int n_ctx;             // context available to this slot
+    enum slot_state state;
+    struct server_slot_params params;
+    bool    has_next_token;
+    bool    has_new_line;
+    int32_t n_remain;
+    int32_t n_decoded;
+
+    // the request being served
+    struct server_task     * task;
+    struct common_sampler  * smpl;
+    bool  backend_sampling;     // smpl is registered with llama_set_sampler for this slot's sequence
+    int   mode;                 // COMPL_MODE_*
+    bool  cache_prompt;
+    bool  return_tokens;
+    llama_token * prompt;       // borrowed from task->tokens
+    int   n_prompt;
+    int   n_prompt_done;        // prompt tokens already in the KV cache (reused + evaluated)
+    int   n_prompt_reused;
+    llama_token * cache;        // the tokens in this slot's sequence, in position order
+    int   n_cache, cap_cache;
+    llama_token next_tok;       // sampled, not yet decoded
+    int   i_batch;              // row of this slot's output in the current batch, -1 = none
+    char * text;                // generated text (stop strings cut off)
+    size_t n_text, cap_text, n_sent;
+    json_t * gen_tokens;
+    json_t * probs;
+    const char * stop_type;
+    char * stopping_word;
+    int64_t t_start_prompt, t_start_gen;
+    double  t_prompt_ms, t_gen_ms;
+    char    oai_id[40];
+    int64_t created;
+
+    // speculative decoding (server-spec.c); spec == NULL: this slot does not speculate
+    struct llama_context      * ctx_dft;   // the slot's own draft context (draft-simple), NULL otherwise
+    struct common_speculative * spec;
+    int32_t spec_n_max, spec_n_min;        // what spec was built with (per request, <= the server's n_max)
+    float   spec_p_min;
+    llama_token * draft;                   // this step's draft (room for the server's n_max)
+    int     n_draft;                       // tokens of draft in the current batch (0 = none)
+    int   * i_batch_dft;                   // batch rows of next_tok and the draft tokens: n_draft + 1
+    llama_token * ids;                     // the tokens one step accepts (room for n_draft_max + 1)
+    int32_t n_draft_total;                 // drafted tokens of this request (timings.draft_n)
+    int32_t n_draft_accepted;
+};
+
+// counters in llama.cpp's /metrics; the *_bucket values restart on each /metrics read
+struct server_metrics {
+    int64_t  t_start;
+    uint64_t n_prompt_tokens_processed_total;
+    uint64_t t_prompt_processing_total;   // ms
+    uint64_t n_tokens_predicted_total;
+    uint64_t t_tokens_generation_total;   // ms
+    uint64_t n_prompt_tokens_processed;   // bucket
+    uint64_t t_prompt_processing;         // bucket, ms
+    uint64_t n_tokens_predicted;          // bucket
+    uint64_t t_tokens_generation;         // bucket, ms
+    uint64_t n_decode_total;
+    uint64_t n_busy_slots_total;
+    uint64_t n_tokens_max;
+};
+
+struct server_context {
+    struct server_params params;
+    struct server_http * http;
+    struct server_queue  queue;
+
+    // set once before the HTTP gate opens, read-only afterwards
+    struct llama_model * model;
+    const struct llama_vocab * vocab;
+    char * model_name;
+    int    n_ctx;        // whole context
+    int    n_ctx_slot;   // per slot
+    char * chat_template; // name or template text used for /apply-template; NULL = llama.cpp's default
+    bool   has_chat;     // llama_chat_apply_template is available and accepted the template
+    struct llama_model * model_dft; // -md, NULL without a draft model
+    int32_t n_draft_max;  // tokens one step may draft per slot (0 = no speculative decoding)
+
+    // inference thread only
+    struct server_slot * slots;
+    int n_slots;
+    struct llama_context * ctx;
+    struct llama_batch batch;
+    int n_batch;
+    struct server_task * deferred_head, * deferred_tail; // waiting for a free slot
+    struct server_metrics metrics;
+
+    atomic_bool shutting_down;
+};
+
+enum { COMPL_MODE_NATIVE = 0, COMPL_MODE_OAI_COMPL = 1, COMPL_MODE_OAI_CHAT = 2 };
+
+//
+// helpers (server-utils.c)
+//
+
+void     server_res_err(struct server_http_res * res, const char * message, enum server_error_type type);
+// value is consumed; out of memory answers 500
+void     server_res_json(struct server_http_res * res, json_t * value);
+// the body as a JSON object, or NULL after answering 400
+json_t * server_parse_body(const struct server_http_req * req, struct server_http_res * res);
+// the piece of a token with special tokens rendered (llama.cpp's common_token_to_piece(..., true));
+// malloc'd, *len its length
+char *   server_token_piece(const struct llama_vocab * vocab, llama_token tok, size_t * len);
+// tokenize text[0..len); returns the count (>= 0) with *out malloc'd, or -1
+int      server_tokenize_text(const struct llama_vocab * vocab, const char * text, size_t len, bool add_special,
+                              bool parse_special, llama_token ** out);
+
+struct server_token_vec {
+    llama_token * data;
+    size_t n;
+    size_t cap;
+};
+
+bool server_tv_append(struct server_token_vec * v, const llama_token * t, size_t n);
+// llama.cpp's tokenize_mixed: a string, or an array of strings and token ids (only the first element gets
+// the special tokens). false with err set on a bad element.
+bool server_tokenize_mixed(const struct llama_vocab * vocab, const json_t * content, bool add_special,
+                           bool parse_special, struct server_token_vec * out, struct sj_err * err);
+int64_t server_now_us(void);
+// appends d[0..len) to the NUL-terminated growing string *s
+bool server_sb_add(char ** s, size_t * n, size_t * cap, const char * d, size_t len);
+
+//
+// HTTP handlers (server-routes-*.c, server-embd.c): run on the HTTP threads, ud is the server_context
+//
+
+void server_handle_health(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_models(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_props(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_props_change(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_tokenize(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_detokenize(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_apply_template(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_slots(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_metrics(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_completion(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_oai_completion(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_oai_chat(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_embedding(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_oai_embeddings(const struct server_http_req * req, struct server_http_res * res, void * ud);
+
+// posts t to the inference thread and waits for it (the caller's reference is released): its result, with
+// its status in *status; NULL (response set) when the server is shutting down. While waiting, a client of req
+// (may be NULL) that went away cancels the task.
+json_t * server_run_task(struct server_context * sc, struct server_task * t, int * status,
+                         const struct server_http_req * req, struct server_http_res * res);
+// server_run_task, then the result as the JSON response with the task's status
+void     server_respond_task(struct server_context * sc, struct server_task * t, const struct server_http_req * req,
+                             struct server_http_res * res);
+
+#ifdef LLAMA_SERVER_HAVE_CHAT
+// the formatted prompt (malloc'd) or NULL with err set (server-chat.c)
+char * server_apply_chat_template(const struct server_context * sc, const json_t * msgs, bool add_ass,
+                                  struct sj_err * err);
+#endif
+
+// request fields -> slot params (server-routes-completion.c); the same pure read runs on the HTTP thread (to
+// answer 400) and on the inference thread (after the hand-over), so the task carries only the request JSON
+bool server_read_slot_params(const struct server_context * sc, const json_t * body, int mode,
+                             struct server_slot_params * p, struct sj_err * err);
+
+// the per-request sampler (server-sampling.c): common_sampler from the request's fields; NULL on failure
+struct common_sampler * server_sampler_init(const struct server_context * sc, const json_t * body,
+                                            const struct server_slot_params * p);
+
+//
+// inference thread: responses (server-response.c)
+//
+
+// "length" when the generation hit a limit, else "stop" (OpenAI's finish_reason)
+const char * server_finish_reason(const struct server_slot * s);
+json_t * server_timings_json(const struct server_slot * s);
+json_t * server_usage_json(const struct server_slot * s);
+json_t * server_oai_base(const struct server_context * sc, const struct server_slot * s, const char * object);
+// the final (non-streamed) result in the request's shape
+json_t * server_final_json(const struct server_context * sc, const struct server_slot * s);
+// one "data: ..." event (chunk consumed); false when the client went away
+bool     server_stream_send(struct server_slot * s, json_t * chunk);
+// a streamed partial: delta text (and, native, the tokens / probabilities of this step); toks/probs consumed
+bool     server_stream_partial(const struct server_context * sc, struct server_slot * s, const char * d, size_t n,
+                               json_t * toks, json_t * probs);
+// answers the task with an error (a stream gets an error event and ends)
+void     server_task_fail(struct server_task * t, const char * msg, enum server_error_type type);
+// the token's log-probability and the top n_probs of output idx; NULL without full logits
+json_t * server_probs_json(const struct server_context * sc, struct server_slot * s, llama_token tok, int idx);
+
+//
+// inference thread: slots and batching (server-slots.c)
+//
+
+bool server_slot_cache_push(struct server_slot * s, llama_token t);
+void server_slot_release(struct server_context * sc, struct server_slot * s);
+void server_slot_finish(struct server_context * sc, struct server_slot * s);
+// one sampled token (its output row idx, for n_probs): text, stop conditions, streaming. The slot may be
+// finished or released afterwards (state IDLE).
+void server_slot_on_token(struct server_context * sc, struct server_slot * s, llama_token tok, int idx);
+void server_queue_deferred(struct server_context * sc, struct server_task * t);
+// assign waiting tasks to free slots, in arrival order
+void server_assign_deferred(struct server_context * sc);
+// one step: every generating slot's last token (and draft) plus prompt chunks up to n_batch, one llama_decode
+void server_inference_step(struct server_context * sc);
+bool server_any_busy(const struct server_context * sc);
+
+//
+// inference thread: speculative decoding (server-spec.c)
+//
+
+// loads the draft model (-md) and works out n_draft_max; false (logged) on failure. Before the target context
+// is created: the target's output limits depend on n_draft_max.
+bool server_spec_load(struct server_context * sc);
+// per slot: draft context and common_speculative; false (logged) on failure
+bool server_spec_init_slot(struct server_context * sc, struct server_slot * s);
+void server_spec_free_slot(struct server_slot * s);
+// at launch: apply the request's speculative.n_max / n_min / p_min (rebuilds the slot's drafter when they
+// differ from what it was built with); false (logged) when that fails
+bool server_spec_launch(struct server_context * sc, struct server_slot * s);
+// drafts for a generating slot and adds next_tok + the draft to the batch; room = batch rows left
+void server_spec_add_to_batch(struct server_context * sc, struct server_slot * s, int room);
+// after the decode: samples and accepts the longest agreeing prefix, rolls the KV back past it, and hands
+// each accepted token to server_slot_on_token
+void server_spec_accept(struct server_context * sc, struct server_slot * s);
+
+//
+// inference thread: other tasks
+//
+
+void server_process_metrics_task(struct server_context * sc, struct server_task * t);
+void server_process_embedding_task(struct server_context * sc, struct server_task * t);

@@ -1,0 +1,245 @@
+// /completion, /v1/completions, /v1/chat/completions on the HTTP threads: validate the request, build and
+// tokenize the prompt, post the task (streamed or waited for).
+#include "server-context.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// request fields -> slot params; the same pure read runs on the HTTP thread (to answer 400) and on the
+// inference thread (after the hand-over), so the task carries only the request JSON
+bool server_read_slot_params(const struct server_context * sc, const json_t * body, int mode,
+                             struct server_slot_params * p, struct sj_err * err) {
+    const int n_vocab = llama_vocab_n_tokens(sc->vocab);
+    *p = server_slot_params_default();
+    // the server's speculative settings are the defaults a request may narrow
+    p->speculative_n_max = sc->n_draft_max;
+    p->speculative_n_min = sc->params.speculative.draft.n_min;
+    p->speculative_p_min = sc->params.speculative.draft.p_min;
+    p->backend_sampling  = sc->params.backend_sampling;
+    int64_t iv;
+    double  dv;
+#define GET_I(key, field, lo, hi) do { iv = p->field; if (!sj_get_int(body, key, &iv, err)) return false; \
+        if (iv < (lo) || iv > (hi)) { snprintf(err->msg, sizeof(err->msg), "\"%s\" must be in [%lld, %lld]", key, \
+        (long long) (lo), (long long) (hi)); return false; } p->field = (int32_t) iv; } while (0)
+#define GET_F(key, field) do { dv = p->field; if (!sj_get_float(body, key, &dv, err)) return false; \
+        if (!isfinite(dv)) { snprintf(err->msg, sizeof(err->msg), "\"%s\" must be finite", key); return false; } \
+        p->field = (float) dv; } while (0)
+    if (mode != COMPL_MODE_NATIVE) {
+        GET_I("max_tokens", n_predict, -1, INT32_MAX);
+        GET_I("max_completion_tokens", n_predict, -1, INT32_MAX);
+    }
+    GET_I("n_predict", n_predict, -1, INT32_MAX);
+    GET_I("top_k", top_k, INT32_MIN, INT32_MAX);
+    // top-n log-probabilities are computed per token on the inference thread: keep the work bounded
+    GET_I("n_probs", n_probs, 0, n_vocab < 100 ? n_vocab : 100);
+    GET_I("repeat_last_n", repeat_last_n, -1, INT32_MAX);
+    GET_I("min_keep", min_keep, 0, n_vocab);
+    GET_F("temperature", temperature);
+    GET_F("dynatemp_range", dynatemp_range);
+    GET_F("dynatemp_exponent", dynatemp_exponent);
+    GET_F("top_p", top_p);
+    GET_F("min_p", min_p);
+    GET_F("typical_p", typical_p);
+    GET_F("repeat_penalty", repeat_penalty);
+    GET_F("presence_penalty", presence_penalty);
+    GET_F("frequency_penalty", frequency_penalty);
+    GET_I("speculative.n_max", speculative_n_max, 0, INT32_MAX);
+    GET_I("speculative.n_min", speculative_n_min, 0, INT32_MAX);
+    GET_F("speculative.p_min", speculative_p_min);
+    if (p->repeat_penalty <= 0.0f) {
+        snprintf(err->msg, sizeof(err->msg), "\"repeat_penalty\" must be > 0");
+        return false;
+    }
+    iv = p->seed;
+    if (!sj_get_int(body, "seed", &iv, err)) {
+        return false;
+    }
+    p->seed = (uint32_t) iv; // -1 wraps to LLAMA_DEFAULT_SEED (random), as llama.cpp
+    if (!sj_get_bool(body, "stream", &p->stream, err) || !sj_get_bool(body, "ignore_eos", &p->ignore_eos, err)) {
+        return false;
+    }
+#undef GET_I
+#undef GET_F
+    const json_t * stop = json_object_get(body, "stop");
+    if (stop && !json_is_null(stop)) {
+        if (json_is_string(stop) && mode != COMPL_MODE_NATIVE) {
+            // OpenAI allows one string
+        } else if (!json_is_array(stop) || json_array_size(stop) > SERVER_MAX_STOP_WORDS) {
+            snprintf(err->msg, sizeof(err->msg), "\"stop\" must be an array of at most %d strings",
+                     SERVER_MAX_STOP_WORDS);
+            return false;
+        } else {
+            size_t i;
+            const json_t * w;
+            json_array_foreach(stop, i, w) {
+                if (!json_is_string(w)) {
+                    snprintf(err->msg, sizeof(err->msg), "\"stop\"[%zu] must be a string, got %s", i, sj_type_name(w));
+                    return false;
+                }
+            }
+        }
+    }
+    const json_t * lb = json_object_get(body, "logit_bias");
+    if (lb && !json_is_null(lb) && !json_is_array(lb) && !json_is_object(lb)) {
+        snprintf(err->msg, sizeof(err->msg), "\"logit_bias\" must be an array or an object, got %s", sj_type_name(lb));
+        return false;
+    }
+    const json_t * smp = json_object_get(body, "samplers");
+    if (smp && !json_is_null(smp) && !json_is_array(smp)) {
+        snprintf(err->msg, sizeof(err->msg), "\"samplers\" must be an array of names, got %s", sj_type_name(smp));
+        return false;
+    }
+    return true;
+}
+
+// HTTP thread: validate, build the prompt, tokenize; on error answer and return NULL
+static struct server_task * make_completion_task(struct server_context * sc, const struct server_http_req * req,
+                                                 struct server_http_res * res, int mode) {
+    json_t * body = server_parse_body(req, res);
+    if (!body) {
+        return NULL;
+    }
+    struct sj_err err = { { 0 } };
+    struct server_slot_params p;
+    if (!server_read_slot_params(sc, body, mode, &p, &err)) {
+        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    bool b = true;
+    if (!sj_get_bool(body, "cache_prompt", &b, &err) || !sj_get_bool(body, "return_tokens", &b, &err)) {
+        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    int64_t id_slot = -1;
+    if (!sj_get_int(body, "id_slot", &id_slot, &err) || id_slot < -1 || id_slot >= sc->n_slots) {
+        if (!err.msg[0]) {
+            snprintf(err.msg, sizeof(err.msg), "\"id_slot\" must be -1 or a slot id below %d", sc->n_slots);
+        }
+        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    struct server_token_vec toks = { 0 };
+    if (mode == COMPL_MODE_OAI_CHAT) {
+#ifdef LLAMA_SERVER_HAVE_CHAT
+        const json_t * msgs = json_object_get(body, "messages");
+        if (!json_is_array(msgs)) {
+            server_res_err(res, "\"messages\" must be an array", ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+        char * text = server_apply_chat_template(sc, msgs, true, &err);
+        if (!text) {
+            server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+        json_t * js = json_string(text);
+        free(text);
+        const bool ok = js && server_tokenize_mixed(sc->vocab, js, true, true, &toks, &err);
+        json_decref(js);
+        if (!ok) {
+            free(toks.data);
+            server_res_err(res, err.msg[0] ? err.msg : "out of memory", ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+#else
+        server_res_err(res, "chat templates are not available in this build", ERROR_TYPE_NOT_SUPPORTED);
+        json_decref(body);
+        return NULL;
+#endif
+    } else {
+        const json_t * prompt = json_object_get(body, "prompt");
+        if (!prompt) {
+            server_res_err(res, "\"prompt\" is required", ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+        // OpenAI clients send one prompt as a one-element array
+        if (json_is_array(prompt) && json_array_size(prompt) == 1 &&
+            (json_is_string(json_array_get(prompt, 0)) || json_is_array(json_array_get(prompt, 0)))) {
+            prompt = json_array_get(prompt, 0);
+        }
+        if (!server_tokenize_mixed(sc->vocab, prompt, true, true, &toks, &err)) {
+            free(toks.data);
+            server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+            json_decref(body);
+            return NULL;
+        }
+    }
+    if (toks.n == 0) {
+        free(toks.data);
+        server_res_err(res, "the prompt is empty", ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    if (toks.n >= (size_t) sc->n_ctx_slot) {
+        int status = 400;
+        char * eb = server_error_body_exceed_context((int) (toks.n > INT_MAX ? INT_MAX : toks.n), sc->n_ctx_slot,
+                                                     &status);
+        server_http_res_take_body(res, status, eb);
+        free(toks.data);
+        json_decref(body);
+        return NULL;
+    }
+    struct server_task * t = server_task_new(SERVER_TASK_TYPE_COMPLETION);
+    if (!t) {
+        free(toks.data);
+        json_decref(body);
+        server_res_err(res, "out of memory", ERROR_TYPE_SERVER);
+        return NULL;
+    }
+    json_object_set_new(body, "__mode", json_integer(mode));
+    t->data     = body;
+    t->id_slot  = (int) id_slot;
+    t->tokens   = toks.data;
+    t->n_tokens = toks.n;
+    return t;
+}
+
+static void server_handle_completion_mode(const struct server_http_req * req, struct server_http_res * res,
+                                          struct server_context * sc, int mode) {
+    if (sc->params.embedding) {
+        server_res_err(res, "This server does not support completions. Start it without `--embeddings`",
+                ERROR_TYPE_NOT_SUPPORTED);
+        return;
+    }
+    struct server_task * t = make_completion_task(sc, req, res, mode);
+    if (!t) {
+        return;
+    }
+    const json_t * st = json_object_get(t->data, "stream");
+    const bool stream = json_is_true(st);
+    if (stream) {
+        struct server_http_stream * s = server_http_stream_create(sc->http);
+        if (!s) {
+            server_task_release(t);
+            server_task_release(t);
+            server_res_err(res, "out of memory", ERROR_TYPE_SERVER);
+            return;
+        }
+        res->stream       = s;
+        res->content_type = "text/event-stream";
+        t->stream         = s; // the producer's reference travels with the task
+        server_queue_post(&sc->queue, t); // on failure the queue dropped its reference (which ended the stream)
+        server_task_release(t);
+        return;
+    }
+    server_respond_task(sc, t, req, res);
+}
+
+void server_handle_completion(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    server_handle_completion_mode(req, res, ud, COMPL_MODE_NATIVE);
+}
+void server_handle_oai_completion(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    server_handle_completion_mode(req, res, ud, COMPL_MODE_OAI_COMPL);
+}
+void server_handle_oai_chat(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    server_handle_completion_mode(req, res, ud, COMPL_MODE_OAI_CHAT);
+}
