@@ -4,6 +4,8 @@
 
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
+#include "ggml-backend-impl.h"
+#include "ggml-cpu.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -726,6 +728,94 @@ static bool read_at(int fd, void * dst, size_t size, size_t offs) {
     return true;
 }
 
+// the CPU device's first extra buffer type (CPU_REPACK), or NULL when it offers none (GGML_CPU_REPACK=0)
+static ggml_backend_buffer_type_t cpu_extra_buft(void) {
+    ggml_backend_reg_t reg = ggml_backend_cpu_reg();
+    // the registry hands out functions as void *; copy the bits (a cast is not ISO C)
+    void * proc = ggml_backend_reg_get_proc_address(reg, "ggml_backend_dev_get_extra_bufts");
+    ggml_backend_dev_get_extra_bufts_t get_extra = NULL;
+    memcpy(&get_extra, &proc, sizeof(get_extra));
+    if (!get_extra) {
+        return NULL;
+    }
+    ggml_backend_buffer_type_t * list = get_extra(ggml_backend_reg_dev_get(reg, 0));
+    return list ? list[0] : NULL;
+}
+
+// true if weight t should live in the extra buffer type: it is a matrix the graphs multiply (not an
+// embedding table, which get_rows reads) and the device accepts a MUL_MAT with t there as src0 (probe: a
+// small buffer of that type standing in for t's)
+static bool weight_in_extra(ggml_backend_buffer_type_t buft, ggml_backend_buffer_t probe, const struct ggml_tensor * t) {
+    if (strstr(ggml_get_name(t), "embd") != NULL || ggml_n_dims(t) != 2) {
+        return false;
+    }
+    struct ggml_init_params ip = { 4 * ggml_tensor_overhead(), NULL, true };
+    struct ggml_context * ctx = ggml_init(ip);
+    if (!ctx) {
+        return false;
+    }
+    struct ggml_tensor * w = ggml_new_tensor(ctx, t->type, GGML_MAX_DIMS, t->ne);
+    struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, t->ne[0], 1);
+    struct ggml_tensor * y = ggml_mul_mat(ctx, w, x);
+    w->buffer = probe;
+    const bool ok = ggml_backend_dev_supports_op(ggml_backend_buft_get_device(buft), y);
+    w->buffer = NULL;
+    ggml_free(ctx);
+    return ok;
+}
+
+// allocates the weights chosen by weight_in_extra in one buffer of buft; NULL if there are none (or on
+// failure, logged: the weights then stay in plain buffers)
+static ggml_backend_buffer_t alloc_extra(struct ggml_context * ctx, ggml_backend_buffer_type_t buft) {
+    ggml_backend_buffer_t probe = ggml_backend_buft_alloc_buffer(buft, 64);
+    if (!probe) {
+        return NULL;
+    }
+    const size_t align = ggml_backend_buft_get_alignment(buft);
+    size_t total = 0;
+    int64_t n = 0;
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+        if (weight_in_extra(buft, probe, t)) {
+            total += GGML_PAD(ggml_backend_buft_get_alloc_size(buft, t), align);
+            n++;
+        }
+    }
+    ggml_backend_buffer_t buf = n > 0 ? ggml_backend_buft_alloc_buffer(buft, total) : NULL;
+    if (n > 0 && !buf) {
+        LLAMA_LOG_WARN("llama_model_load: no %zu-byte %s buffer: weights stay in the plain layout\n", total,
+                ggml_backend_buft_name(buft));
+    }
+    if (buf) {
+        uint8_t * base = ggml_backend_buffer_get_base(buf);
+        size_t off = 0;
+        for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+            if (!weight_in_extra(buft, probe, t)) {
+                continue;
+            }
+            if (ggml_backend_tensor_alloc(buf, t, base + off) != GGML_STATUS_SUCCESS) {
+                LLAMA_LOG_ERROR("llama_model_load: failed to place tensor '%s' in a %s buffer\n", ggml_get_name(t),
+                        ggml_backend_buft_name(buft));
+                for (struct ggml_tensor * u = ggml_get_first_tensor(ctx); u; u = ggml_get_next_tensor(ctx, u)) {
+                    if (u->buffer == buf) {
+                        u->buffer = NULL;
+                        u->data   = NULL;
+                    }
+                }
+                ggml_backend_buffer_free(buf);
+                buf = NULL;
+                break;
+            }
+            off += GGML_PAD(ggml_backend_buft_get_alloc_size(buft, t), align);
+        }
+    }
+    ggml_backend_buffer_free(probe);
+    if (buf) {
+        LLAMA_LOG_INFO("llama_model_load: %" PRId64 " weights (%.2f MiB) in the %s buffer\n", n,
+                (double) total / 1024.0 / 1024.0, ggml_backend_buft_name(buft));
+    }
+    return buf;
+}
+
 bool llama_ml_load_all_data(
         struct llama_model_loader * ml,
         struct ggml_context * ctx,
@@ -748,11 +838,21 @@ bool llama_ml_load_all_data(
         return true;
     }
 
+    ggml_backend_buffer_type_t xbuft = ml->use_extra_bufts ? cpu_extra_buft() : NULL;
+    ggml_backend_buffer_t xbuf = xbuft ? alloc_extra(ctx, xbuft) : NULL;
+    size_t plain_total = 0; // bytes of the weights that keep the plain layout
+    for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t; t = ggml_get_next_tensor(ctx, t)) {
+        plain_total += t->buffer == NULL ? ggml_nbytes(t) : 0;
+    }
+
     ggml_backend_buffer_t buf = NULL;
     if (ml->use_mmap) {
         buf = ggml_backend_cpu_buffer_from_ptr(ml->mapping, ml->file_size);
         if (!buf) {
             LLAMA_LOG_ERROR("llama_model_load: failed to create a buffer over the mapping of '%s'\n", ml->fname);
+            if (xbuf) {
+                ggml_backend_buffer_free(xbuf);
+            }
             return false;
         }
         if (use_mlock) {
@@ -762,9 +862,12 @@ bool llama_ml_load_all_data(
                 LLAMA_LOG_WARN("llama_model_load: mlock of %zu bytes failed: %s\n", ml->file_size, strerror(errno));
             }
         }
-    } else {
+    } else if (plain_total > 0) {
         buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
         if (!buf) {
+            if (xbuf) {
+                ggml_backend_buffer_free(xbuf);
+            }
             LLAMA_LOG_ERROR("llama_model_load: failed to allocate a %zu-byte CPU buffer for the weights of '%s'\n",
                     total, ml->fname);
             return false;
@@ -772,6 +875,20 @@ bool llama_ml_load_all_data(
         if (use_mlock && mlock(ggml_backend_buffer_get_base(buf), ggml_backend_buffer_get_size(buf)) != 0) {
             LLAMA_LOG_WARN("llama_model_load: mlock of the weights failed: %s\n", strerror(errno));
         }
+    }
+    ggml_backend_buffer_t pbuf = buf; // where the plain tensors go (mmap: the tensors are placed below)
+    if (buf && xbuf) {
+        // one handle for the model: freeing it frees both
+        ggml_backend_buffer_t parts[2] = { buf, xbuf };
+        ggml_backend_buffer_t multi = ggml_backend_multi_buffer_alloc_buffer(parts, 2);
+        if (!multi) {
+            ggml_backend_buffer_free(buf);
+            ggml_backend_buffer_free(xbuf);
+            return false;
+        }
+        buf = multi;
+    } else if (xbuf) {
+        buf = xbuf;
     }
     ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
 
@@ -788,13 +905,17 @@ bool llama_ml_load_all_data(
             ok = false;
             break;
         }
-        if (ml->use_mmap) {
-            if (ggml_backend_tensor_alloc(buf, t, (uint8_t *) ml->mapping + w->offs) != GGML_STATUS_SUCCESS) {
+        const bool extra = xbuf != NULL && t->buffer == xbuf;
+        if (extra && ml->use_mmap) {
+            // converted into the extra buffer's layout
+            ggml_backend_tensor_set(t, (const uint8_t *) ml->mapping + w->offs, 0, nbytes);
+        } else if (ml->use_mmap) {
+            if (ggml_backend_tensor_alloc(pbuf, t, (uint8_t *) ml->mapping + w->offs) != GGML_STATUS_SUCCESS) {
                 LLAMA_LOG_ERROR("llama_model_load: failed to place tensor '%s' in the mapping\n", ggml_get_name(t));
                 ok = false;
                 break;
             }
-        } else if (ggml_backend_buffer_is_host(buf)) {
+        } else if (!extra && ggml_backend_buffer_is_host(t->buffer)) {
             if (!read_at(ml->fd, t->data, nbytes, w->offs)) {
                 LLAMA_LOG_ERROR("llama_model_load: failed to read tensor '%s' (%zu bytes at offset %zu) from '%s'\n",
                         ggml_get_name(t), nbytes, w->offs, ml->fname);
@@ -823,7 +944,7 @@ bool llama_ml_load_all_data(
 
         if (ml->check_tensors) {
             const void * data = ml->use_mmap ? (const void *) ((const uint8_t *) ml->mapping + w->offs)
-                              : ggml_backend_buffer_is_host(buf) ? (const void *) t->data : (const void *) tmp;
+                              : !extra && ggml_backend_buffer_is_host(t->buffer) ? (const void *) t->data : (const void *) tmp;
             if (!ggml_validate_row_data(t->type, data, nbytes)) {
                 LLAMA_LOG_ERROR("llama_model_load: tensor '%s' has invalid data (file '%s')\n", ggml_get_name(t), ml->fname);
                 ok = false;

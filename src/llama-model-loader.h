@@ -30,6 +30,7 @@ struct llama_model_loader {
 
     bool   use_mmap;
     bool   check_tensors;
+    bool   use_extra_bufts; // place matmul weights in the CPU's extra buffer type (repacked), set by the model
     void * mapping;       // whole file, read-only (use_mmap)
     bool   mlocked;
 

@@ -590,6 +590,8 @@ static void load_moe_ffn(struct tensor_loader * tl, struct llama_layer * l, int 
 
 bool llama_model_load_tensors(struct llama_model * model, struct llama_model_loader * ml) {
     const struct llama_hparams * hp = &model->hparams;
+    // the buffer type choice of llama_ml_load_all_data: repacked matmul weights unless the caller said no
+    ml->use_extra_bufts = model->params.use_extra_bufts;
 
     if (!llm_arch_is_supported(model->arch)) {
         LLAMA_LOG_ERROR("llama_model_load: architecture '%s' is recognised but not supported for inference "

@@ -6,6 +6,7 @@
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
 #include "ggml-impl.h"
+#include "repack.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -448,14 +449,22 @@ static ggml_backend_buffer_t cpu_device_buffer_from_host_ptr(ggml_backend_dev_t 
 
 static bool cpu_device_supports_op(ggml_backend_dev_t dev, const struct ggml_tensor * op) {
     (void) dev;
-    // the CPU reads every source directly, so each must be in host memory (or not allocated yet)
+    // the CPU reads every source directly, so each must be in host memory (or not allocated yet); the one
+    // exception is a repacked weight as the src0 of a MUL_MAT (ops-matmul.c reads the interleaved layout)
     for (int i = 0; i < GGML_MAX_SRC; i++) {
         const struct ggml_tensor * src = op->src[i];
         if (src == NULL) {
             continue;
         }
         const struct ggml_tensor * s = src->view_src ? src->view_src : src;
-        if (s->buffer != NULL && !ggml_backend_buffer_is_host(s->buffer)) {
+        if (s->buffer == NULL || ggml_backend_buffer_is_host(s->buffer)) {
+            continue;
+        }
+        const bool repacked_src0 = i == 0 && op->op == GGML_OP_MUL_MAT && s == src &&
+                                   ggml_backend_buffer_get_type(s->buffer) == ggml_backend_cpu_repack_buffer_type() &&
+                                   ggml_cpu_repack_supported(src) && op->src[1]->type == GGML_TYPE_F32 &&
+                                   op->type == GGML_TYPE_F32;
+        if (!repacked_src0) {
             return false;
         }
     }
@@ -464,7 +473,7 @@ static bool cpu_device_supports_op(ggml_backend_dev_t dev, const struct ggml_ten
 
 static bool cpu_device_supports_buft(ggml_backend_dev_t dev, ggml_backend_buffer_type_t buft) {
     (void) dev;
-    return ggml_backend_buft_is_host(buft);
+    return ggml_backend_buft_is_host(buft) || buft == ggml_backend_cpu_repack_buffer_type();
 }
 
 
@@ -512,11 +521,23 @@ static ggml_backend_dev_t cpu_reg_get_device(ggml_backend_reg_t reg, size_t inde
     return index == 0 ? &g_cpu_device : NULL;
 }
 
+// CPU_REPACK unless the environment says GGML_CPU_REPACK=0 (read once)
+static ggml_backend_buffer_type_t g_cpu_extra_bufts[2];
+static pthread_once_t g_cpu_extra_bufts_once = PTHREAD_ONCE_INIT;
+
+static void cpu_init_extra_bufts(void) {
+    const char * env = getenv("GGML_CPU_REPACK");
+    const bool off = env != NULL && (strcmp(env, "0") == 0 || strcmp(env, "off") == 0 || strcmp(env, "false") == 0);
+    g_cpu_extra_bufts[0] = off ? NULL : ggml_backend_cpu_repack_buffer_type();
+    g_cpu_extra_bufts[1] = NULL;
+}
+
+// llama.cpp's ggml_backend_cpu_get_extra_buffer_types: NULL-terminated list of the buffer types that store
+// weights in a layout of their own (interleaved rows for faster matrix-vector products)
 static ggml_backend_buffer_type_t * cpu_get_extra_bufts(ggml_backend_dev_t device) {
     (void) device;
-    // weights are used in the plain CPU layout; no repacking buffer types
-    static ggml_backend_buffer_type_t none[] = { NULL };
-    return none;
+    pthread_once(&g_cpu_extra_bufts_once, cpu_init_extra_bufts);
+    return g_cpu_extra_bufts;
 }
 
 static struct ggml_backend_feature g_cpu_features[4];

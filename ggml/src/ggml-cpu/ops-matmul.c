@@ -6,6 +6,7 @@
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
 #include "gemm.h"
+#include "repack.h"
 
 #include <string.h>
 
@@ -81,10 +82,14 @@ size_t ggml_cpu_mul_mat_gemm_work_size(const struct ggml_tensor * node, int n_th
         return 0;
     }
     const int64_t k = node->src[0]->ne[0];
-    // activation rows, one packed tile per thread, slack to align the start to a cache line
+    // activation rows, one packed tile per thread, slack to align the start to a cache line; repacked
+    // weights: per thread the plain rows of one tile too
     const struct ggml_tensor * s1 = node->src[1];
+    const size_t unpack = ggml_cpu_repack_is_repacked(node->src[0])
+                        ? (size_t) n_threads * GGML_PAD(GGML_CPU_GEMM_ROWS * node->src[0]->nb[1], GGML_CPU_CACHE_LINE) : 0;
     return ggml_cpu_gemm_act_size(node->src[0]->type, k, s1->ne[1]) * (size_t) (s1->ne[2] * s1->ne[3]) +
-           (size_t) n_threads * GGML_PAD(ggml_cpu_gemm_pack_size(node->src[0]->type, k), GGML_CPU_CACHE_LINE) + GGML_CPU_CACHE_LINE;
+           (size_t) n_threads * GGML_PAD(ggml_cpu_gemm_pack_size(node->src[0]->type, k), GGML_CPU_CACHE_LINE) + GGML_CPU_CACHE_LINE +
+           unpack;
 }
 
 static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -98,6 +103,10 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
     char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE);
     char * act  = base;
     char * pack = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->ith * pack_sz;
+    // repacked weights go back to plain rows one tile at a time (groups of 16 rows = one GEMM tile)
+    const bool repacked = ggml_cpu_repack_is_repacked(src0);
+    char * plain = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->nth * pack_sz +
+                   (size_t) params->ith * GGML_PAD(GGML_CPU_GEMM_ROWS * nb01, GGML_CPU_CACHE_LINE);
 
     // quantize every activation row once (rows split across threads)
     {
@@ -132,10 +141,45 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
         const int64_t row0 = t * GGML_CPU_GEMM_ROWS;
         const int nrows = (int) (ne01 - row0 < GGML_CPU_GEMM_ROWS ? ne01 - row0 : GGML_CPU_GEMM_ROWS);
         const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03 + row0 * nb01;
+        if (repacked) {
+            ggml_cpu_unpack_q4_0(w, plain, GGML_CPU_REPACK_ROWS, ne00);
+            w = plain;
+        }
         ggml_cpu_gemm_pack(src0->type, ne00, w, nb01, nrows, pack);
         const char * a = act + (size_t) (i12 + i13 * ne12) * act_mat;
         float * d = (float *) ((char *) dst->data + i12 * nb2 + i13 * nb3 + row0 * nb0);
         ggml_cpu_gemm_run(src0->type, ne00, pack, nrows, a, act_row, (int) ne11, d, nb1);
+    }
+}
+
+// ---- repacked weights (repack.h), fewer columns than the GEMM takes: one interleaved gemv per column ------
+
+static void mul_mat_repacked(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    const struct ggml_tensor * src1 = dst->src[1];
+    GGML_TENSOR_BINARY_OP_LOCALS
+
+    const size_t row_size = ggml_row_size(GGML_TYPE_Q8_0, ne10);
+    convert_src1(params, src1, GGML_TYPE_Q8_0, (char *) params->wdata, row_size);
+    ggml_cpu_barrier(params);
+
+    const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv_q4_0(-1);
+    const int64_t ngroups = ne01 / GGML_CPU_REPACK_ROWS;
+    // about 8 chunks of row groups per thread, so that uneven thread speeds even out; a chunk runs every
+    // column, so columns after the first read its weights from cache, not memory
+    int64_t per = ngroups / (params->nth * 8);
+    per = per < 1 ? 1 : per;
+    const int64_t nchunks = (ngroups + per - 1) / per;
+    const int64_t nr1 = ne11 * ne12 * ne13;
+    for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
+        const int64_t g0 = chunk * per;
+        const int64_t ng = ngroups - g0 < per ? ngroups - g0 : per;
+        for (int64_t ir1 = 0; ir1 < nr1; ir1++) {
+            const int64_t i11 = ir1 % ne11, i12 = (ir1 / ne11) % ne12, i13 = ir1 / (ne11 * ne12);
+            float * d = (float *) ((char *) dst->data + i11 * nb1 + i12 * nb2 + i13 * nb3) + g0 * GGML_CPU_REPACK_ROWS;
+            gemv(ne00, d, (const char *) src0->data + g0 * GGML_CPU_REPACK_ROWS * nb01,
+                 (const char *) params->wdata + (size_t) ir1 * row_size, ng);
+        }
     }
 }
 
@@ -149,6 +193,10 @@ void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct 
 
     if (mul_mat_use_gemm(dst)) {
         mul_mat_gemm(params, dst);
+        return;
+    }
+    if (ggml_cpu_repack_is_repacked(src0)) {
+        mul_mat_repacked(params, dst);
         return;
     }
 
