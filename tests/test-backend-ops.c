@@ -854,6 +854,29 @@ static void test_fa_kernels(void) {
             ref->mad_f32(n, a, xf, 0.37f); k->mad_f32(n, b, xf, 0.37f);
             ref->scale_f32(n, a, 0.61f); k->scale_f32(n, b, 0.61f);
             TH_CHECK(memcmp(a, b, sizeof(float) * (size_t) n) == 0, "fa mad/scale_f32 %s n=%d", name, n);
+            {
+                // the F16 accumulator over a block of V rows: a first row that zeroes it (ms 0), rescales, and
+                // rows without one (ms 1)
+                enum { NR = 9 };
+                const ggml_fp16_t * rows[NR];
+                float ms[NR], vs[NR];
+                for (int r = 0; r < NR; r++) {
+                    rows[r] = r % 2 ? xh : yh;
+                    ms[r] = r == 0 ? 0.0f : r % 3 == 1 ? rng_uniform(0.2f, 1.0f) : 1.0f;
+                    vs[r] = r % 3 == 1 ? 1.0f : rng_uniform(0.0f, 1.0f);
+                }
+                memcpy(ah, xh, sizeof(ah)); memcpy(bh, xh, sizeof(bh));
+                ref->mad_f16_rows(n, ah, rows, ms, vs, NR);
+                k->mad_f16_rows(n, bh, rows, ms, vs, NR);
+                TH_CHECK(memcmp(ah, bh, sizeof(ggml_fp16_t) * (size_t) n) == 0, "fa mad_f16_rows %s n=%d", name, n);
+                // against the single-step kernels it is defined by
+                memcpy(bh, xh, sizeof(bh));
+                for (int r = 0; r < NR; r++) {
+                    if (ms[r] != 1.0f) k->scale_f16(n, bh, ms[r]);
+                    k->mad_f16(n, bh, rows[r], vs[r]);
+                }
+                TH_CHECK(memcmp(ah, bh, sizeof(ggml_fp16_t) * (size_t) n) == 0, "fa mad_f16_rows %s n=%d vs steps", name, n);
+            }
             ref->f16_to_f32(n, a, xh);
             k->f16_to_f32(n, b, xh);
             TH_CHECK(memcmp(a, b, sizeof(float) * (size_t) n) == 0, "fa f16_to_f32 %s n=%d", name, n);
@@ -884,6 +907,33 @@ static void test_fa_kernels(void) {
             ref->gemm(C0, 96, A, 40, B, 80, 7, 37, N);
             k->gemm(C1, 96, A, 40, B, 80, 7, 37, N);
             TH_CHECK(memcmp(C0, C1, sizeof(C0)) == 0, "fa gemm %s N=%d", name, N);
+        }
+        // K tile transposes: a full 64 x 64 tile and a partial one with an odd head size (register blocks plus
+        // both edges), rows padded apart; the columns past nkv stay as they were
+        for (int f16 = 0; f16 <= 1; f16++) {
+            enum { LDT = 64, ROW = 80, DKMAX = 76 };
+            static float kf[64 * ROW], kt0[DKMAX * LDT], kt1[DKMAX * LDT];
+            static ggml_fp16_t kh[64 * ROW];
+            for (int i = 0; i < 64 * ROW; i++) {
+                kf[i] = rng_uniform(-3.0f, 3.0f);
+                kh[i] = ggml_fp32_to_fp16(kf[i]);
+            }
+            const int shapes[2][2] = { { 64, 64 }, { 61, 76 } };
+            for (int sh = 0; sh < 2; sh++) {
+                const int nkv = shapes[sh][0], dk = shapes[sh][1];
+                for (int i = 0; i < DKMAX * LDT; i++) kt0[i] = kt1[i] = -7.0f;
+                const void * src = f16 ? (const void *) kh : (const void *) kf;
+                const size_t nb1 = (f16 ? sizeof(ggml_fp16_t) : sizeof(float)) * ROW;
+                ref->pack_kt(kt0, LDT, src, nb1, nkv, dk, f16);
+                k->pack_kt(kt1, LDT, src, nb1, nkv, dk, f16);
+                bool ok = memcmp(kt0, kt1, sizeof(kt0)) == 0;
+                for (int d = 0; d < dk && ok; d++)
+                for (int c = 0; c < LDT && ok; c++) {
+                    const float want = c >= nkv ? -7.0f : f16 ? ggml_fp16_to_fp32(kh[c * ROW + d]) : kf[c * ROW + d];
+                    ok = kt0[d * LDT + c] == want;
+                }
+                TH_CHECK(ok, "fa pack_kt %s f16=%d nkv=%d dk=%d", name, f16, nkv, dk);
+            }
         }
     }
 }
@@ -925,13 +975,19 @@ static void test_flash_attn(void) {
                 struct ggml_tensor * v = new_input(ctx, type, kne, false, -1, 1);
                 struct ggml_tensor * mask = NULL;
                 if (cases[c].mask) {
-                    mask = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, cases[c].n_kv, cases[c].n_q + 2);
+                    // F16 as llama.cpp's graphs make it, F32 in every other case (both paths read both)
+                    const enum ggml_type mt = c % 2 == 0 ? GGML_TYPE_F16 : GGML_TYPE_F32;
+                    mask = ggml_new_tensor_2d(ctx, mt, cases[c].n_kv, cases[c].n_q + 2);
                     for (int64_t i1 = 0; i1 < mask->ne[1]; i1++)
                     for (int64_t i0 = 0; i0 < mask->ne[0]; i0++) {
                         // causal over the last n_q positions, with a few random biases
                         const bool masked = i0 > cases[c].n_kv - cases[c].n_q + i1;
-                        ((ggml_fp16_t *) mask->data)[i1 * mask->ne[0] + i0] =
-                            ggml_fp32_to_fp16(masked ? -INFINITY : (i0 % 5 == 0 ? -0.5f : 0.0f));
+                        const float mv = masked ? -INFINITY : (i0 % 5 == 0 ? -0.5f : 0.0f);
+                        if (mt == GGML_TYPE_F16) {
+                            ((ggml_fp16_t *) mask->data)[i1 * mask->ne[0] + i0] = ggml_fp32_to_fp16(mv);
+                        } else {
+                            ((float *) mask->data)[i1 * mask->ne[0] + i0] = mv;
+                        }
                     }
                 }
                 struct ggml_tensor * sinks = NULL;

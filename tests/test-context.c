@@ -856,7 +856,10 @@ static void test_swa_cache(void) {
         TH_CHECK(st_ok, "fa %d: small SWA cache state save -> load", fa);
         if (st_ok) {
             const double d4 = swa_decode_both(small, small2, toks + 320, 10, 320, 0, n_vocab);
-            TH_CHECK(d4 <= tol, "fa %d: continue after the state round trip: %.3e", fa, d4);
+            // the loaded ring may hold the same cells in another order, so the softmax (summed in blocks of 16 as
+            // llama.cpp's vectorized kernel does) adds the same terms in another order: not bit-exact without FA
+            const double tol4 = fa ? tol : 1e-4;
+            TH_CHECK(d4 <= tol4, "fa %d: continue after the state round trip: %.3e", fa, d4);
         }
         // a full-cache state does not fit the small cache's layout: refused, not misread
         struct llama_context * full2 = swa_ctx(m, true, fa, 1, false);

@@ -13,6 +13,18 @@ static inline void st8_f16(ggml_fp16_t * p, __m256 v) {
     _mm_storeu_si128((__m128i *) p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
+#define FA_V                __m256
+#define FA_W                8
+#define FA_LOAD(p)          _mm256_loadu_ps(p)
+#define FA_STORE(p, v)      _mm256_storeu_ps((p), (v))
+#define FA_LOAD_F16(p)      ld8_f16(p)
+#define FA_STORE_F16(p, v)  st8_f16((p), (v))
+#define FA_SET1(x)          _mm256_set1_ps(x)
+#define FA_FMA(a, b, c)     _mm256_fmadd_ps((a), (b), (c))
+#define FA_MUL(a, b)        _mm256_mul_ps((a), (b))
+#define FA_ROUND_F16(v)     _mm256_cvtph_ps(_mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+#include "ops-attn-simd.h"
+
 // a 16-lane register (lanes 0-7 in lo, 8-15 in hi) reduced as _mm512_reduce_add_ps does
 static inline float reduce16(__m256 lo, __m256 hi) {
     const __m256 h8 = _mm256_add_ps(lo, hi);
@@ -69,50 +81,6 @@ static float dot_f32(int n, const float * x, const float * y) {
     return sum;
 }
 
-static void mad_f16(int n, ggml_fp16_t * y, const ggml_fp16_t * x, float v) {
-    const __m256 vv = _mm256_set1_ps(v);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        st8_f16(y + i, _mm256_fmadd_ps(ld8_f16(x + i), vv, ld8_f16(y + i)));
-    }
-    for (; i < n; i++) {
-        y[i] = GGML_FP32_TO_FP16(fmaf(GGML_FP16_TO_FP32(x[i]), v, GGML_FP16_TO_FP32(y[i])));
-    }
-}
-
-static void scale_f16(int n, ggml_fp16_t * y, float v) {
-    const __m256 vv = _mm256_set1_ps(v);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        st8_f16(y + i, _mm256_mul_ps(ld8_f16(y + i), vv));
-    }
-    for (; i < n; i++) {
-        y[i] = GGML_FP32_TO_FP16(GGML_FP16_TO_FP32(y[i]) * v);
-    }
-}
-
-static void mad_f32(int n, float * y, const float * x, float v) {
-    const __m256 vv = _mm256_set1_ps(v);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vv, _mm256_loadu_ps(y + i)));
-    }
-    for (; i < n; i++) {
-        y[i] = fmaf(x[i], v, y[i]);
-    }
-}
-
-static void scale_f32(int n, float * y, float v) {
-    const __m256 vv = _mm256_set1_ps(v);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), vv));
-    }
-    for (; i < n; i++) {
-        y[i] *= v;
-    }
-}
-
 // ggml_fa_expf_lane on 8 lanes. j * 2^n is one exact-power multiply (one rounding, as vscalefps) while
 // |n| <= 126; lanes beyond that (results below 2^-126 or above 2^126) take the scalar lane.
 static inline __m256 v_expf(__m256 x) {
@@ -152,37 +120,8 @@ static double softmax(int n, float * x, float max) {
     return sum;
 }
 
-// rows i0..i0+RM of C, columns j0..j0+8*RN: accumulators in registers over the whole k loop
-#define GEMM_UKERNEL(RM, RN)                                                                                     \
-    static void gemm_uk_##RM##x##RN(float * C, size_t ldc, const float * A, size_t lda, const float * B,        \
-                                    size_t ldb, int K) {                                                         \
-        __m256 acc[RM][RN];                                                                                      \
-        for (int i = 0; i < RM; i++) {                                                                           \
-            for (int r = 0; r < RN; r++) {                                                                       \
-                acc[i][r] = _mm256_loadu_ps(C + i * ldc + 8 * r);                                                \
-            }                                                                                                    \
-        }                                                                                                        \
-        for (int k = 0; k < K; k++) {                                                                            \
-            __m256 b[RN];                                                                                        \
-            for (int r = 0; r < RN; r++) {                                                                       \
-                b[r] = _mm256_loadu_ps(B + k * ldb + 8 * r);                                                     \
-            }                                                                                                    \
-            for (int i = 0; i < RM; i++) {                                                                       \
-                const __m256 a = _mm256_set1_ps(A[i * lda + k]);                                                 \
-                for (int r = 0; r < RN; r++) {                                                                   \
-                    acc[i][r] = _mm256_fmadd_ps(b[r], a, acc[i][r]);                                             \
-                }                                                                                                \
-            }                                                                                                    \
-        }                                                                                                        \
-        for (int i = 0; i < RM; i++) {                                                                           \
-            for (int r = 0; r < RN; r++) {                                                                       \
-                _mm256_storeu_ps(C + i * ldc + 8 * r, acc[i][r]);                                                \
-            }                                                                                                    \
-        }                                                                                                        \
-    }
-
-GEMM_UKERNEL(6, 2)
-GEMM_UKERNEL(1, 2)
+FA_GEMM_UKERNEL(6, 2)
+FA_GEMM_UKERNEL(1, 2)
 
 static void gemm(float * C, size_t ldc, const float * A, size_t lda, const float * B, size_t ldb, int M, int K, int N) {
     int i = 0;
@@ -195,16 +134,6 @@ static void gemm(float * C, size_t ldc, const float * A, size_t lda, const float
         for (int j = 0; j < N; j += 16) {
             gemm_uk_1x2(C + i * ldc + j, ldc, A + i * lda, lda, B + j, ldb, K);
         }
-    }
-}
-
-static void f16_to_f32(int n, float * y, const ggml_fp16_t * x) {
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(y + i, ld8_f16(x + i));
-    }
-    for (; i < n; i++) {
-        y[i] = GGML_FP16_TO_FP32(x[i]);
     }
 }
 
@@ -227,6 +156,52 @@ static float add_max(int n, float * x, const float * m) {
     return r;
 }
 
+// r[i] becomes column i of the 8x8 block whose rows were r[0..7]
+static inline void transpose8(__m256 r[8]) {
+    __m256 t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i]     = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]); // columns 0,1 | 4,5 of rows 2i, 2i+1
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]); // columns 2,3 | 6,7
+    }
+    for (int h = 0; h < 2; h++) { // rows 0-3, then 4-7
+        const __m256 a = t[4 * h], b = t[4 * h + 1], c = t[4 * h + 2], d = t[4 * h + 3];
+        u[4 * h + 0] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(1, 0, 1, 0)); // column 0 | 4
+        u[4 * h + 1] = _mm256_shuffle_ps(a, c, _MM_SHUFFLE(3, 2, 3, 2)); // column 1 | 5
+        u[4 * h + 2] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(1, 0, 1, 0)); // column 2 | 6
+        u[4 * h + 3] = _mm256_shuffle_ps(b, d, _MM_SHUFFLE(3, 2, 3, 2)); // column 3 | 7
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i]     = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+    }
+}
+
+// 8x8 blocks transposed in registers; the edges of a partial tile or an odd head size one value at a time.
+// The AVX-512 table uses it too: the loads are narrow either way, and the stores are 8 rows of one line each.
+static void pack_kt(float * kt, size_t ldt, const void * k, size_t nb1, int nkv, int dk, bool f16) {
+    const int c8 = nkv & ~7, d8 = dk & ~7;
+    for (int c0 = 0; c0 < c8; c0 += 8) {
+        const char * rows = (const char *) k + (size_t) c0 * nb1;
+        for (int d0 = 0; d0 < d8; d0 += 8) {
+            __m256 r[8];
+            for (int i = 0; i < 8; i++) {
+                const char * row = rows + (size_t) i * nb1;
+                r[i] = f16 ? ld8_f16((const ggml_fp16_t *) row + d0) : _mm256_loadu_ps((const float *) row + d0);
+            }
+            transpose8(r);
+            for (int i = 0; i < 8; i++) {
+                _mm256_storeu_ps(kt + (size_t) (d0 + i) * ldt + c0, r[i]);
+            }
+        }
+    }
+    for (int c = 0; c < nkv; c++) {
+        const char * row = (const char *) k + (size_t) c * nb1;
+        for (int d = c < c8 ? d8 : 0; d < dk; d++) {
+            kt[(size_t) d * ldt + c] = f16 ? GGML_FP16_TO_FP32(((const ggml_fp16_t *) row)[d]) : ((const float *) row)[d];
+        }
+    }
+}
+
 void ggml_cpu_fa_kernels_avx2(struct ggml_cpu_fa_kernels * k) {
     k->dot_f16   = dot_f16;
     k->dot_f32   = dot_f32;
@@ -238,4 +213,6 @@ void ggml_cpu_fa_kernels_avx2(struct ggml_cpu_fa_kernels * k) {
     k->gemm      = gemm;
     k->f16_to_f32 = f16_to_f32;
     k->add_max    = add_max;
+    k->mad_f16_rows = mad_f16_rows;
+    k->pack_kt    = pack_kt;
 }

@@ -13,6 +13,18 @@ static inline void st16_f16(ggml_fp16_t * p, __m512 v) {
     _mm256_storeu_si256((__m256i *) p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
+#define FA_V                __m512
+#define FA_W                16
+#define FA_LOAD(p)          _mm512_loadu_ps(p)
+#define FA_STORE(p, v)      _mm512_storeu_ps((p), (v))
+#define FA_LOAD_F16(p)      ld16_f16(p)
+#define FA_STORE_F16(p, v)  st16_f16((p), (v))
+#define FA_SET1(x)          _mm512_set1_ps(x)
+#define FA_FMA(a, b, c)     _mm512_fmadd_ps((a), (b), (c))
+#define FA_MUL(a, b)        _mm512_mul_ps((a), (b))
+#define FA_ROUND_F16(v)     _mm512_cvtph_ps(_mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+#include "ops-attn-simd.h"
+
 // halves, quarters, then (0+2) + (1+3): ggml_fa_reduce16's order, in registers
 static inline float reduce16(__m512 v) {
     const __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
@@ -60,50 +72,6 @@ static float dot_f32(int n, const float * x, const float * y) {
     return sum;
 }
 
-static void mad_f16(int n, ggml_fp16_t * y, const ggml_fp16_t * x, float v) {
-    const __m512 vv = _mm512_set1_ps(v);
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        st16_f16(y + i, _mm512_fmadd_ps(ld16_f16(x + i), vv, ld16_f16(y + i)));
-    }
-    for (; i < n; i++) {
-        y[i] = GGML_FP32_TO_FP16(fmaf(GGML_FP16_TO_FP32(x[i]), v, GGML_FP16_TO_FP32(y[i])));
-    }
-}
-
-static void scale_f16(int n, ggml_fp16_t * y, float v) {
-    const __m512 vv = _mm512_set1_ps(v);
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        st16_f16(y + i, _mm512_mul_ps(ld16_f16(y + i), vv));
-    }
-    for (; i < n; i++) {
-        y[i] = GGML_FP32_TO_FP16(GGML_FP16_TO_FP32(y[i]) * v);
-    }
-}
-
-static void mad_f32(int n, float * y, const float * x, float v) {
-    const __m512 vv = _mm512_set1_ps(v);
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(_mm512_loadu_ps(x + i), vv, _mm512_loadu_ps(y + i)));
-    }
-    for (; i < n; i++) {
-        y[i] = fmaf(x[i], v, y[i]);
-    }
-}
-
-static void scale_f32(int n, float * y, float v) {
-    const __m512 vv = _mm512_set1_ps(v);
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), vv));
-    }
-    for (; i < n; i++) {
-        y[i] *= v;
-    }
-}
-
 // the AVX-512 exp of ops-attn.h's ggml_fa_expf_lane, 16 lanes
 static inline __m512 v_expf(__m512 x) {
     const __m512 r = _mm512_set1_ps(0x1.8p23f);
@@ -137,39 +105,10 @@ static double softmax(int n, float * x, float max) {
     return sum;
 }
 
-// rows i0..i0+RM of C, columns j0..j0+16*RN: accumulators in registers over the whole k loop
-#define GEMM_UKERNEL(RM, RN)                                                                                     \
-    static void gemm_uk_##RM##x##RN(float * C, size_t ldc, const float * A, size_t lda, const float * B,        \
-                                    size_t ldb, int K) {                                                         \
-        __m512 acc[RM][RN];                                                                                      \
-        for (int i = 0; i < RM; i++) {                                                                           \
-            for (int r = 0; r < RN; r++) {                                                                       \
-                acc[i][r] = _mm512_loadu_ps(C + i * ldc + 16 * r);                                               \
-            }                                                                                                    \
-        }                                                                                                        \
-        for (int k = 0; k < K; k++) {                                                                            \
-            __m512 b[RN];                                                                                        \
-            for (int r = 0; r < RN; r++) {                                                                       \
-                b[r] = _mm512_loadu_ps(B + k * ldb + 16 * r);                                                    \
-            }                                                                                                    \
-            for (int i = 0; i < RM; i++) {                                                                       \
-                const __m512 a = _mm512_set1_ps(A[i * lda + k]);                                                 \
-                for (int r = 0; r < RN; r++) {                                                                   \
-                    acc[i][r] = _mm512_fmadd_ps(b[r], a, acc[i][r]);                                             \
-                }                                                                                                \
-            }                                                                                                    \
-        }                                                                                                        \
-        for (int i = 0; i < RM; i++) {                                                                           \
-            for (int r = 0; r < RN; r++) {                                                                       \
-                _mm512_storeu_ps(C + i * ldc + 16 * r, acc[i][r]);                                               \
-            }                                                                                                    \
-        }                                                                                                        \
-    }
-
-GEMM_UKERNEL(4, 4)
-GEMM_UKERNEL(4, 1)
-GEMM_UKERNEL(1, 4)
-GEMM_UKERNEL(1, 1)
+FA_GEMM_UKERNEL(4, 4)
+FA_GEMM_UKERNEL(4, 1)
+FA_GEMM_UKERNEL(1, 4)
+FA_GEMM_UKERNEL(1, 1)
 
 static void gemm(float * C, size_t ldc, const float * A, size_t lda, const float * B, size_t ldb, int M, int K, int N) {
     int i = 0;
@@ -190,16 +129,6 @@ static void gemm(float * C, size_t ldc, const float * A, size_t lda, const float
         for (; j < N; j += 16) {
             gemm_uk_1x1(C + i * ldc + j, ldc, A + i * lda, lda, B + j, ldb, K);
         }
-    }
-}
-
-static void f16_to_f32(int n, float * y, const ggml_fp16_t * x) {
-    int i = 0;
-    for (; i + 16 <= n; i += 16) {
-        _mm512_storeu_ps(y + i, ld16_f16(x + i));
-    }
-    for (; i < n; i++) {
-        y[i] = GGML_FP16_TO_FP32(x[i]);
     }
 }
 
@@ -227,4 +156,5 @@ void ggml_cpu_fa_kernels_avx512(struct ggml_cpu_fa_kernels * k) {
     k->gemm      = gemm;
     k->f16_to_f32 = f16_to_f32;
     k->add_max    = add_max;
+    k->mad_f16_rows = mad_f16_rows;
 }

@@ -62,6 +62,16 @@ static void scale_f16(int n, ggml_fp16_t * y, float v) {
     }
 }
 
+static void mad_f16_rows(int n, ggml_fp16_t * y, const ggml_fp16_t * const * x, const float * ms, const float * vs,
+                         int nrows) {
+    for (int r = 0; r < nrows; r++) {
+        if (ms[r] != 1.0f) {
+            scale_f16(n, y, ms[r]);
+        }
+        mad_f16(n, y, x[r], vs[r]);
+    }
+}
+
 static void mad_f32(int n, float * y, const float * x, float v) {
     for (int i = 0; i < n; i++) {
         y[i] = fmaf(x[i], v, y[i]);
@@ -114,6 +124,15 @@ static float add_max(int n, float * x, const float * m) {
     return mx;
 }
 
+static void pack_kt(float * kt, size_t ldt, const void * k, size_t nb1, int nkv, int dk, bool f16) {
+    for (int c = 0; c < nkv; c++) {
+        const char * row = (const char *) k + (size_t) c * nb1;
+        for (int d = 0; d < dk; d++) {
+            kt[(size_t) d * ldt + c] = f16 ? GGML_FP16_TO_FP32(((const ggml_fp16_t *) row)[d]) : ((const float *) row)[d];
+        }
+    }
+}
+
 void ggml_cpu_fa_kernels_scalar(struct ggml_cpu_fa_kernels * k) {
     k->dot_f16   = dot_f16;
     k->dot_f32   = dot_f32;
@@ -125,4 +144,6 @@ void ggml_cpu_fa_kernels_scalar(struct ggml_cpu_fa_kernels * k) {
     k->gemm      = gemm;
     k->f16_to_f32 = f16_to_f32;
     k->add_max    = add_max;
+    k->pack_kt    = pack_kt;
+    k->mad_f16_rows = mad_f16_rows;
 }

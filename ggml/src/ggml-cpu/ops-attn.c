@@ -5,7 +5,9 @@
 //   converted to K's vec-dot type (F16 for F16 K, Q8_0 for Q4_0/Q8_0 K), each score is one vec_dot, the
 //   running max/sum are floats updated with expf, and V·softmax accumulates in V's precision: an F16
 //   accumulator rounded to F16 after every rescale and every multiply-add when V is F16, F32 otherwise.
-//   Several query rows share one pass over K/V (FA_QB); that changes no rounding.
+//   Several query rows share one pass over K/V (FA_QB); with an F16 V the pass goes FA_KVB K/V rows at a
+//   time, so that the accumulator of each query row stays in registers over a block. Neither changes a
+//   rounding.
 // - tiled path (64+ query rows, K and V both F16 or both F32, DV % 16 == 0): tiles of 64 query rows x 64
 //   K/V rows in F32: scores by a GEMM (one fma chain over the head dimension), a vectorized exp per tile
 //   with the tile's sum in double, and V·softmax by a second GEMM into F32 accumulators.
@@ -21,6 +23,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#define FA_KVB 32 // K/V rows per block of the row path with an F16 V
+
 // ---- kernel table of the active ISA -----------------------------------------------------------------------
 
 static struct ggml_cpu_fa_kernels g_fa_tables[3];
@@ -35,6 +39,8 @@ static void fa_tables_init(void) {
         ggml_cpu_fa_kernels_avx2(&g_fa_tables[GGML_CPU_ISA_AVX2]);
     }
     if (ggml_cpu_isa_supported(GGML_CPU_ISA_AVX512)) {
+        // AVX-512 implies AVX2: a kernel without an AVX-512 form (pack_kt) is the AVX2 one
+        g_fa_tables[GGML_CPU_ISA_AVX512] = g_fa_tables[GGML_CPU_ISA_AVX2];
         ggml_cpu_fa_kernels_avx512(&g_fa_tables[GGML_CPU_ISA_AVX512]);
     }
 #endif
@@ -65,14 +71,12 @@ static size_t fa_row_scratch(int64_t DK, int64_t DV, size_t q_row_size) {
            pad_cl(sizeof(float) * (size_t) DV) + pad_cl(sizeof(float) * (size_t) DK);
 }
 
-// tiled path: q tiles and accumulators of a head group, scores, mask, V tile, transposed K tile (all F32).
-// The score tile doubles as the buffer of one converted K row, so it must hold DK floats.
+// tiled path: q tiles and accumulators of a head group, scores, mask, V tile, transposed K tile (all F32)
 static size_t fa_tile_scratch(int64_t DK, int64_t DV) {
     const size_t q  = GGML_FA_TILE_Q;
     const size_t kv = GGML_FA_TILE_KV;
-    const size_t kq = q * kv > (size_t) DK ? q * kv : (size_t) DK;
     return GGML_FA_MAX_GROUP * (pad_cl(sizeof(float) * q * (size_t) DK) + pad_cl(sizeof(float) * q * (size_t) DV)) +
-           pad_cl(sizeof(float) * kq) + pad_cl(sizeof(float) * q * kv) + pad_cl(sizeof(float) * kv * (size_t) DV) +
+           pad_cl(sizeof(float) * q * kv) + pad_cl(sizeof(float) * q * kv) + pad_cl(sizeof(float) * kv * (size_t) DV) +
            pad_cl(sizeof(float) * kv * (size_t) DK);
 }
 
@@ -109,6 +113,25 @@ static inline float fa_mask_value(const struct fa_args * a, const char * mrow, i
 static inline float * fa_dst_row(const struct fa_args * a, int64_t iq1, int64_t iq2, int64_t iq3) {
     const struct ggml_tensor * d = a->dst;
     return (float *) ((char *) d->data + iq3 * d->nb[3] + iq1 * d->nb[2] + iq2 * d->nb[1]);
+}
+
+// one score of the row path: q·k in K's vec-dot type, scaled, soft-capped, plus slope * mask
+static inline float fa_row_score(const struct fa_args * a, const struct ggml_cpu_type_kernels * kk, const char * krow,
+                                 const char * qc, float mv) {
+    const int DK = (int) a->DK;
+    float s;
+    if (a->k->type == GGML_TYPE_F16) {
+        s = a->fk->dot_f16(DK, (const ggml_fp16_t *) krow, (const ggml_fp16_t *) qc);
+    } else if (a->k->type == GGML_TYPE_F32) {
+        s = a->fk->dot_f32(DK, (const float *) krow, (const float *) qc);
+    } else {
+        kk->vec_dot(DK, &s, krow, qc);
+    }
+    s = s * a->scale;
+    if (a->softcap != 0.0f) {
+        s = a->softcap * tanhf(s);
+    }
+    return s + mv;
 }
 
 // ---- row path --------------------------------------------------------------------------------------------
@@ -176,43 +199,58 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
             }
         }
 
-        for (int64_t ic = 0; ic < a->n_kv; ic++) {
-            const char * krow = (const char *) k->data + ic * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
-            const char * vrow = (const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3];
-            const float * vf = NULL;
-            for (int64_t j = 0; j < nq; j++) {
-                const float mv = mrow[j] ? slope * fa_mask_value(a, mrow[j], ic) : 0.0f;
-                if (mv == -INFINITY) {
-                    continue;
-                }
-                const char * qc = q_conv + j * q_stride;
-                float s;
-                if (k->type == GGML_TYPE_F16) {
-                    s = fk->dot_f16((int) DK, (const ggml_fp16_t *) krow, (const ggml_fp16_t *) qc);
-                } else if (k->type == GGML_TYPE_F32) {
-                    s = fk->dot_f32((int) DK, (const float *) krow, (const float *) qc);
-                } else {
-                    kk->vec_dot((int) DK, &s, krow, qc);
-                }
-                s = s * a->scale;
-                if (a->softcap != 0.0f) {
-                    s = a->softcap * tanhf(s);
-                }
-                s = s + mv;
-
-                float ms = 1.0f; // rescale of the accumulator when s is a new maximum
-                float vs = 1.0f; // exp(s - M)
-                if (v_f16) {
-                    ggml_fp16_t * acc = (ggml_fp16_t *) (acc16b + j * a16_stride);
-                    if (s > M[j]) {
-                        ms = expf(M[j] - s);
-                        M[j] = s;
-                        fk->scale_f16((int) DV, acc, ms);
-                    } else {
-                        vs = expf(s - M[j]);
+        if (v_f16) {
+            // per query row, a block of K/V rows at a time: the scores and the online softmax first (scalar),
+            // then the F16 accumulator's rescales and multiply-adds in one kernel call that keeps it in
+            // registers. Each row still sees llama.cpp's sequence: scale by ms on a new maximum, mad by vs.
+            for (int64_t ic0 = 0; ic0 < a->n_kv; ic0 += FA_KVB) {
+                const int nb = (int) (a->n_kv - ic0 < FA_KVB ? a->n_kv - ic0 : FA_KVB);
+                for (int64_t j = 0; j < nq; j++) {
+                    const ggml_fp16_t * vrows[FA_KVB];
+                    float msb[FA_KVB];
+                    float vsb[FA_KVB];
+                    int nr = 0;
+                    for (int c = 0; c < nb; c++) {
+                        const int64_t ic = ic0 + c;
+                        const float mv = mrow[j] ? slope * fa_mask_value(a, mrow[j], ic) : 0.0f;
+                        if (mv == -INFINITY) {
+                            continue;
+                        }
+                        const char * krow = (const char *) k->data + ic * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
+                        const float s = fa_row_score(a, kk, krow, q_conv + j * q_stride, mv);
+                        float ms = 1.0f; // rescale of the accumulator when s is a new maximum
+                        float vs = 1.0f; // exp(s - M)
+                        if (s > M[j]) {
+                            ms = expf(M[j] - s);
+                            M[j] = s;
+                        } else {
+                            vs = expf(s - M[j]);
+                        }
+                        // llama.cpp's S = S*ms + vs is contracted to one fma by its compilers
+                        S[j] = fmaf(S[j], ms, vs);
+                        vrows[nr] = (const ggml_fp16_t *) ((const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3]);
+                        msb[nr] = ms;
+                        vsb[nr] = vs;
+                        nr++;
                     }
-                    fk->mad_f16((int) DV, acc, (const ggml_fp16_t *) vrow, vs);
-                } else {
+                    if (nr > 0) {
+                        fk->mad_f16_rows((int) DV, (ggml_fp16_t *) (acc16b + j * a16_stride), vrows, msb, vsb, nr);
+                    }
+                }
+            }
+        } else {
+            for (int64_t ic = 0; ic < a->n_kv; ic++) {
+                const char * krow = (const char *) k->data + ic * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
+                const char * vrow = (const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3];
+                const float * vf = NULL;
+                for (int64_t j = 0; j < nq; j++) {
+                    const float mv = mrow[j] ? slope * fa_mask_value(a, mrow[j], ic) : 0.0f;
+                    if (mv == -INFINITY) {
+                        continue;
+                    }
+                    const float s = fa_row_score(a, kk, krow, q_conv + j * q_stride, mv);
+                    float ms = 1.0f;
+                    float vs = 1.0f;
                     float * acc = (float *) (acc32b + j * a32_stride);
                     if (s > M[j]) {
                         ms = expf(M[j] - s);
@@ -225,9 +263,8 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
                         vf = ggml_cpu_row_to_float(vrow, v->type, v->nb[0], DV, v_tmp);
                     }
                     fk->mad_f32((int) DV, acc, vf, vs);
+                    S[j] = fmaf(S[j], ms, vs);
                 }
-                // llama.cpp's S = S*ms + vs is contracted to one fma by its compilers
-                S[j] = fmaf(S[j], ms, vs);
             }
         }
 
@@ -292,8 +329,7 @@ static void fa_tiles(const struct ggml_compute_params * params, const struct fa_
     char  * Qtb  = scratch;                                                          // G x [TQ][DK]
     char  * VKQb = Qtb + GGML_FA_MAX_GROUP * qt_stride;                              // G x [TQ][DV]
     float * KQ   = (float *) (VKQb + GGML_FA_MAX_GROUP * vkq_stride);                // [TQ][TKV]
-    const size_t kq_floats = TQ * TKV > (size_t) DK ? TQ * TKV : (size_t) DK;
-    float * M32  = (float *) ((char *) KQ + pad_cl(sizeof(float) * kq_floats));      // [TQ][TKV] slope * mask
+    float * M32  = (float *) ((char *) KQ + pad_cl(sizeof(float) * TQ * TKV));       // [TQ][TKV] slope * mask
     float * Vt   = (float *) ((char *) M32 + pad_cl(sizeof(float) * TQ * TKV));      // [TKV][DV]
     float * Kt   = (float *) ((char *) Vt + pad_cl(sizeof(float) * TKV * (size_t) DV)); // [DK][TKV] transposed
 
@@ -318,8 +354,12 @@ static void fa_tiles(const struct ggml_compute_params * params, const struct fa_
             float * Qt = (float *) (Qtb + g * qt_stride);
             for (int j = 0; j < nq; j++) {
                 const char * qrow = (const char *) q->data + (iq_begin + j) * q->nb[1] + (h0 + g) * q->nb[2] + iq3 * q->nb[3];
-                for (int64_t i = 0; i < DK; i++) {
-                    Qt[j * DK + i] = *(const float *) (qrow + i * q->nb[0]);
+                if (q->nb[0] == sizeof(float)) {
+                    memcpy(Qt + j * DK, qrow, sizeof(float) * (size_t) DK);
+                } else {
+                    for (int64_t i = 0; i < DK; i++) {
+                        Qt[j * DK + i] = *(const float *) (qrow + i * q->nb[0]);
+                    }
                 }
                 M[g][j] = -INFINITY;
                 S[g][j] = 0.0f;
@@ -344,8 +384,14 @@ static void fa_tiles(const struct ggml_compute_params * params, const struct fa_
                     for (int j = 0; j < nq; j++) {
                         const char * mrow = fa_mask_row(a, iq_begin + j, iq2, iq3);
                         float * mr = M32 + j * TKV;
+                        // slope * mask, one product per element (none is needed for a slope of 1)
                         if (a->mask->type == GGML_TYPE_F16) {
                             fk->f16_to_f32(nkv, mr, (const ggml_fp16_t *) mrow + ic);
+                            if (slope != 1.0f) {
+                                fk->scale_f32(nkv, mr, slope);
+                            }
+                        } else if (a->mask->type == GGML_TYPE_F32 && a->mask->nb[0] == sizeof(float)) {
+                            memcpy(mr, (const float *) mrow + ic, sizeof(float) * (size_t) nkv);
                             if (slope != 1.0f) {
                                 fk->scale_f32(nkv, mr, slope);
                             }
@@ -370,20 +416,14 @@ static void fa_tiles(const struct ggml_compute_params * params, const struct fa_
                 }
 
                 if (!packed) {
+                    const char * k0 = (const char *) k->data + ic * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
+                    fk->pack_kt(Kt, TKV, k0, k->nb[1], nkv, (int) DK, kv_f16);
                     for (int c = 0; c < nkv; c++) {
-                        const char * krow = (const char *) k->data + (ic + c) * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
                         const char * vrow = (const char *) v->data + (ic + c) * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3];
-                        const float * kf = (const float *) krow;
                         if (kv_f16) {
-                            // converted through the score tile, which is cleared right after
-                            fk->f16_to_f32((int) DK, KQ, (const ggml_fp16_t *) krow);
                             fk->f16_to_f32((int) DV, Vt + c * DV, (const ggml_fp16_t *) vrow);
-                            kf = KQ;
                         } else {
                             memcpy(Vt + c * DV, vrow, sizeof(float) * (size_t) DV);
-                        }
-                        for (int64_t d = 0; d < DK; d++) {
-                            Kt[d * TKV + c] = kf[d];
                         }
                     }
                     packed = true;

@@ -1,5 +1,6 @@
-// Internal to the flash-attention files (ops-attn.c, ops-attn-scalar.c, ops-attn-avx2.c, ops-attn-avx512.c):
-// the vector kernels of FLASH_ATTN_EXT, one table per instruction set.
+// Internal to the flash-attention files (ops-attn.c, ops-attn-scalar.c, ops-attn-avx2.c, ops-attn-avx512.c,
+// ops-attn-simd.h) and SOFT_MAX (ops-softmax.c, which computes llama.cpp's soft_max bits with the same exp and
+// sums): the vector kernels of FLASH_ATTN_EXT, one table per instruction set.
 //
 // llama.cpp's reference outputs were made by its AVX-512 build, so every path here computes the bits that
 // build computes: the operation order of its AVX-512 kernels (16 float lanes, fused multiply-adds, the lane
@@ -34,6 +35,11 @@ struct ggml_cpu_fa_kernels {
     // y[i] = half(fma(x[i], v, y[i])) and y[i] = half(y[i] * v): the F16 accumulator rounds at every step
     void   (*mad_f16)(int n, ggml_fp16_t * y, const ggml_fp16_t * x, float v);
     void   (*scale_f16)(int n, ggml_fp16_t * y, float v);
+    // for r = 0..nrows-1: mad_f16(n, y, x[r], vs[r]), preceded by scale_f16(n, y, ms[r]) where ms[r] != 1 (a
+    // scale by 1 leaves a half unchanged); the row path's F16 accumulator over a block of K/V rows, kept in
+    // registers between the steps (the same roundings as storing it)
+    void   (*mad_f16_rows)(int n, ggml_fp16_t * y, const ggml_fp16_t * const * x, const float * ms, const float * vs,
+                           int nrows);
     // y[i] = fma(x[i], v, y[i]) and y[i] *= v
     void   (*mad_f32)(int n, float * y, const float * x, float v);
     void   (*scale_f32)(int n, float * y, float v);
@@ -47,6 +53,9 @@ struct ggml_cpu_fa_kernels {
     void   (*f16_to_f32)(int n, float * y, const ggml_fp16_t * x);
     // x[i] += m[i] (m may be NULL: no add); returns the max of x (-inf for n == 0). n % 16 == 0.
     float  (*add_max)(int n, float * x, const float * m);
+    // the tiled path's transposed K tile: kt[d * ldt + c] = float(row c of k at d) for c < nkv, d < dk, the
+    // rows nb1 bytes apart, F16 or F32 (a copy: no rounding)
+    void   (*pack_kt)(float * kt, size_t ldt, const void * k, size_t nb1, int nkv, int dk, bool f16);
 };
 
 void ggml_cpu_fa_kernels_scalar(struct ggml_cpu_fa_kernels * k);
