@@ -117,6 +117,55 @@ static void sleep_ms(int ms) {
     nanosleep(&ts, NULL);
 }
 
+// one response on a keep-alive connection (sized by Content-Length) into buf; false on timeout/close/overflow
+static bool read_response(int fd, char * buf, size_t cap) {
+    size_t n = 0;
+    for (;;) {
+        buf[n] = '\0';
+        const char * end = strstr(buf, "\r\n\r\n");
+        const char * cl  = strstr(buf, "Content-Length: ");
+        if (end && cl && cl < end && n >= (size_t) (end + 4 - buf) + strtoul(cl + 16, NULL, 10)) {
+            return true;
+        }
+        if (n + 1 >= cap) {
+            return false;
+        }
+        const ssize_t r = recv(fd, buf + n, cap - n - 1, 0);
+        if (r <= 0) {
+            return false;
+        }
+        n += (size_t) r;
+    }
+}
+
+// a client that sends its requests one after another on one keep-alive connection
+#define BURST_CLIENTS  8
+#define BURST_REQUESTS 50
+
+struct burst_client {
+    int port;
+    int n_ok;
+};
+
+static void * burst_main(void * arg) {
+    struct burst_client * bc = arg;
+    const int fd = connect_port(bc->port);
+    if (fd < 0) {
+        return NULL;
+    }
+    static const char req[] = "POST /ping HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc";
+    char buf[2048];
+    for (int i = 0; i < BURST_REQUESTS; i++) {
+        if (!send_all(fd, req, sizeof(req) - 1) || !read_response(fd, buf, sizeof(buf)) ||
+            strncmp(buf, "HTTP/1.1 200", 12) != 0 || !strstr(buf, "{\"pong\":3}")) {
+            break;
+        }
+        bc->n_ok++;
+    }
+    close(fd);
+    return NULL;
+}
+
 //
 // handlers
 //
@@ -264,6 +313,25 @@ int main(void) {
     r = request(port, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &len);
     TH_CHECK(http_status(r) == 404 && strstr(r, "not_found_error"), "404: %s", r);
     free(r);
+
+    // handlers that finish at once, many at a time: each one's resume can come while MHD's thread is still inside
+    // the callback that suspended the connection, and keep-alive suspends the same connection again right after.
+    // Every request must be answered (a lost or stale resume leaves one parked until the 30 s liveness limit).
+    {
+        struct burst_client bc[BURST_CLIENTS];
+        pthread_t th[BURST_CLIENTS];
+        for (int i = 0; i < BURST_CLIENTS; i++) {
+            bc[i] = (struct burst_client) { .port = port, .n_ok = 0 };
+            pthread_create(&th[i], NULL, burst_main, &bc[i]);
+        }
+        int n_ok = 0;
+        for (int i = 0; i < BURST_CLIENTS; i++) {
+            pthread_join(th[i], NULL);
+            n_ok += bc[i].n_ok;
+        }
+        TH_CHECK(n_ok == BURST_CLIENTS * BURST_REQUESTS, "keep-alive burst: %d of %d requests answered", n_ok,
+                 BURST_CLIENTS * BURST_REQUESTS);
+    }
 
     // a blocked handler sees its client leave (and only then)
     {

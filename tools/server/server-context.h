@@ -221,6 +221,11 @@ bool server_tv_append(struct server_token_vec * v, const llama_token * t, size_t
 bool server_tokenize_mixed(const struct llama_vocab * vocab, const json_t * content, bool add_special,
                            bool parse_special, struct server_token_vec * out, struct sj_err * err);
 int64_t server_now_us(void);
+// the name the API reports (malloc'd, NULL when out of memory): llama.cpp's rule, the lexicographically
+// smallest of the comma-separated -a aliases, else the model file's base name
+char *   server_model_name(const struct server_params * p);
+// the -a aliases as a sorted JSON array of distinct strings ([] without -a)
+json_t * server_model_aliases(const struct server_params * p);
 // appends d[0..len) to the NUL-terminated growing string *s
 bool server_sb_add(char ** s, size_t * n, size_t * cap, const char * d, size_t len);
 
@@ -280,6 +285,8 @@ json_t * server_oai_base(const struct server_context * sc, const struct server_s
 json_t * server_final_json(const struct server_context * sc, const struct server_slot * s);
 // one "data: ..." event (chunk consumed); false when the client went away
 bool     server_stream_send(struct server_slot * s, json_t * chunk);
+// the final chunk(s) and [DONE] of an OpenAI-shaped stream; false when the client went away
+bool     server_stream_final_oai(const struct server_context * sc, struct server_slot * s);
 // a streamed partial: delta text (and, native, the tokens / probabilities of this step); toks/probs consumed
 bool     server_stream_partial(const struct server_context * sc, struct server_slot * s, const char * d, size_t n,
                                json_t * toks, json_t * probs);

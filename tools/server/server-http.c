@@ -28,8 +28,6 @@
 // n_threads_http fixed threads plus up to 1024 dynamic ones).
 #define HANDLER_THREADS_MAX 1024
 #define HANDLER_IDLE_EXIT_S 5
-// period of the poller's second look at finished handlers whose response is still parked (see rescue_pass)
-#define RESCUE_POLL_MS 20
 
 struct route {
     char * method;
@@ -87,10 +85,6 @@ struct server_http {
     int                  n_workers;    // handler threads alive
     int                  n_idle;       // handler threads waiting for a job
     bool                 jobs_stopping;
-
-    // connections whose handler finished but whose response is not sent yet (under rescue_mu)
-    pthread_mutex_t   rescue_mu;
-    struct conn_ctx * rescue_head;
 };
 
 // one routed request waiting for (or running on) a handler thread; its connection is suspended meanwhile
@@ -115,10 +109,6 @@ struct conn_ctx {
     // (MHD_resume_connection orders the handler's writes before the polling thread's reads)
     bool   res_ready;
     struct server_http_res res;
-    // while res_ready and unsent: on the http's rescue list (under rescue_mu), see rescue_pass
-    struct MHD_Connection * conn;
-    struct conn_ctx       * rprev, * rnext;
-    bool                    in_rescue;
 };
 
 static void http_log(const char * fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -391,8 +381,6 @@ static void streams_poll(struct server_http * http, bool stopping) {
     pthread_mutex_unlock(&http->streams_mu);
 }
 
-static bool rescue_pass(struct server_http * http);
-
 static int64_t mono_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -402,38 +390,24 @@ static int64_t mono_ms(void) {
 static void * poller_main(void * arg) {
     struct server_http * http = arg;
     int64_t next_streams = mono_ms() + STREAM_POLL_SECONDS * 1000;
-    int64_t next_rescue  = 0;
-    bool rescuing = false;
     pthread_mutex_lock(&http->poller_mu);
     while (!http->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        const long wait_ms = rescuing ? RESCUE_POLL_MS : STREAM_POLL_SECONDS * 1000;
-        ts.tv_sec  += wait_ms / 1000;
-        ts.tv_nsec += (wait_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec  += 1;
-            ts.tv_nsec -= 1000000000L;
-        }
-        const bool signalled = pthread_cond_timedwait(&http->poller_cv, &http->poller_mu, &ts) == 0;
-        if (http->stopping) {
-            break;
+        const int64_t wait_ms = next_streams - mono_ms();
+        if (wait_ms > 0) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec  += (time_t) (wait_ms / 1000);
+            ts.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec  += 1;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&http->poller_cv, &http->poller_mu, &ts);
+            continue; // re-check stopping and the time (a wake-up may be early or spurious)
         }
         pthread_mutex_unlock(&http->poller_mu);
-        // a signal means a job just finished (its own resume is on the way): rescue what is still listed one
-        // period later, and keep rescuing at that period while anything is listed
-        const int64_t now = mono_ms();
-        if (signalled && !rescuing) {
-            rescuing    = true;
-            next_rescue = now + RESCUE_POLL_MS;
-        } else if (rescuing && now >= next_rescue) {
-            rescuing    = rescue_pass(http);
-            next_rescue = now + RESCUE_POLL_MS;
-        }
-        if (now >= next_streams) {
-            streams_poll(http, false);
-            next_streams = mono_ms() + STREAM_POLL_SECONDS * 1000;
-        }
+        streams_poll(http, false);
+        next_streams = mono_ms() + STREAM_POLL_SECONDS * 1000;
         pthread_mutex_lock(&http->poller_mu);
     }
     pthread_mutex_unlock(&http->poller_mu);
@@ -544,39 +518,13 @@ static enum MHD_Result send_error(struct server_http * http, struct MHD_Connecti
 // handler threads
 //
 
-// A resume issued while MHD is still completing the suspension of the same connection (the handler thread can
-// finish before the polling thread is done with its callback) can be lost, leaving the finished response parked.
-// So a finished connection stays on the rescue list until its response is queued (or it closes), and the poller
-// resumes what is still listed every RESCUE_POLL_MS. Entries leave the list under rescue_mu before MHD can free
-// their connection, so a rescue resume never touches a closed one; a spare resume only makes MHD look again.
-
-static void rescue_remove(struct server_http * http, struct conn_ctx * cc) {
-    pthread_mutex_lock(&http->rescue_mu);
-    if (cc->in_rescue) {
-        if (cc->rprev) {
-            cc->rprev->rnext = cc->rnext;
-        } else {
-            http->rescue_head = cc->rnext;
-        }
-        if (cc->rnext) {
-            cc->rnext->rprev = cc->rprev;
-        }
-        cc->rprev = cc->rnext = NULL;
-        cc->in_rescue = false;
-    }
-    pthread_mutex_unlock(&http->rescue_mu);
-}
-
-// true when something is listed
-static bool rescue_pass(struct server_http * http) {
-    pthread_mutex_lock(&http->rescue_mu);
-    for (struct conn_ctx * cc = http->rescue_head; cc; cc = cc->rnext) {
-        MHD_resume_connection(cc->conn);
-    }
-    const bool any = http->rescue_head != NULL;
-    pthread_mutex_unlock(&http->rescue_mu);
-    return any;
-}
+// A handler's connection is suspended (jobs_submit) before the job is visible to any handler thread, and
+// libmicrohttpd suspends synchronously inside that call (0.9.75: internal_suspend_connection_ moves the
+// connection to the suspended list under its cleanup mutex), so the single MHD_resume_connection a handler
+// thread issues when it is done always finds the connection suspended and cannot be lost. A resume must never
+// be issued for a connection that is not suspended (undefined behaviour per microhttpd.h; in practice a stale
+// "resuming" mark that turns the connection's next suspension into a no-op), so each suspension gets exactly
+// one resume: here by job_run, for streams by whoever clears stream->suspended under stream->mu.
 
 static void job_run(struct handler_job * j) {
     struct conn_ctx * cc = j->cc;
@@ -591,23 +539,9 @@ static void job_run(struct handler_job * j) {
     cc->res.status       = 200;
     cc->res.content_type = JSON_CONTENT_TYPE;
     j->rt->handler(&req, &cc->res, j->rt->user_data);
-    struct server_http * http = j->http;
-    pthread_mutex_lock(&http->rescue_mu);
     cc->res_ready = true;
-    cc->conn      = j->conn;
-    cc->rprev     = NULL;
-    cc->rnext     = http->rescue_head;
-    if (http->rescue_head) {
-        http->rescue_head->rprev = cc;
-    }
-    http->rescue_head = cc;
-    cc->in_rescue     = true;
+    // from here on MHD's thread owns cc (it may even free it once the response is sent): touch nothing after
     MHD_resume_connection(j->conn);
-    pthread_mutex_unlock(&http->rescue_mu);
-    // let the poller watch it at the short period
-    pthread_mutex_lock(&http->poller_mu);
-    pthread_cond_signal(&http->poller_cv);
-    pthread_mutex_unlock(&http->poller_mu);
 }
 
 static void * worker_main(void * arg) {
@@ -835,7 +769,6 @@ static enum MHD_Result on_access(void * cls, struct MHD_Connection * c, const ch
 
     if (cc->res_ready) {
         // back from a handler thread (it resumed the connection): send what it made
-        rescue_remove(http, cc);
         cc->res_ready = false;
         const enum MHD_Result ret = send_res(http, c, &cc->res, method, url);
         res_clear(&cc->res);
@@ -854,11 +787,11 @@ static enum MHD_Result on_access(void * cls, struct MHD_Connection * c, const ch
 }
 
 static void on_completed(void * cls, struct MHD_Connection * c, void ** con_cls, enum MHD_RequestTerminationCode toe) {
+    (void) cls;
     (void) c;
     (void) toe;
     struct conn_ctx * cc = *con_cls;
     if (cc) {
-        rescue_remove((struct server_http *) cls, cc); // before MHD frees the connection
         if (cc->res.stream) {
             // the client left while its handler ran: the stream was never attached to a response, so drop the
             // transport's reference here and tell the producer nobody reads
@@ -905,7 +838,6 @@ struct server_http * server_http_init(const struct server_http_params * params) 
     pthread_mutex_init(&http->poller_mu, NULL);
     pthread_cond_init(&http->poller_cv, NULL);
     pthread_mutex_init(&http->jobs_mu, NULL);
-    pthread_mutex_init(&http->rescue_mu, NULL);
     pthread_cond_init(&http->jobs_cv, NULL);
     pthread_cond_init(&http->workers_cv, NULL);
     atomic_init(&http->ready, false);
@@ -1019,8 +951,7 @@ void server_http_stop(struct server_http * http) {
         // handler finish (the owner stops its task queue first, so waiting handlers return), first
         MHD_quiesce_daemon(http->daemon);
         streams_poll(http, true);
-        jobs_drain(http);
-        rescue_pass(http); // nothing finished may stay parked while MHD stops
+        jobs_drain(http); // every finished handler has resumed its connection
         MHD_stop_daemon(http->daemon);
         http->daemon = NULL;
     }
@@ -1047,7 +978,6 @@ void server_http_free(struct server_http * http) {
     pthread_mutex_destroy(&http->poller_mu);
     pthread_cond_destroy(&http->poller_cv);
     pthread_mutex_destroy(&http->jobs_mu);
-    pthread_mutex_destroy(&http->rescue_mu);
     pthread_cond_destroy(&http->jobs_cv);
     pthread_cond_destroy(&http->workers_cv);
     free(http);

@@ -153,7 +153,7 @@ static bool parse_spec_types(const char * v, struct common_params_speculative * 
 static void print_usage(const char * argv0) {
     printf("usage: %s -m MODEL [options]\n\n"
            "  -m,  --model FNAME          model path (GGUF)\n"
-           "  -a,  --alias NAME           model name reported by the API (default: the model path)\n"
+           "  -a,  --alias NAME           model name reported by the API (default: the model file name)\n"
            "       --host HOST            address to listen on (default: 127.0.0.1)\n"
            "       --port PORT            port to listen on (default: 8080; 0 = any free port)\n"
            "  -to, --timeout N            read/write timeout in seconds (default: 600)\n"

@@ -36,26 +36,50 @@ json_t * server_oai_base(const struct server_context * sc, const struct server_s
                      "model", sc->model_name, "system_fingerprint", SERVER_BUILD_INFO, "object", object);
 }
 
+// the prompt as text, special tokens rendered (llama.cpp's tokens.detokenize(ctx, true))
+static json_t * prompt_text(const struct server_context * sc, const struct server_slot * s) {
+    int32_t cap = 256 + 8 * s->n_prompt;
+    char * buf = malloc((size_t) cap);
+    int32_t n = buf ? llama_detokenize(sc->vocab, s->prompt, s->n_prompt, buf, cap, false, true) : 0;
+    if (buf && n < 0) {
+        cap = -n + 1;
+        char * nb = realloc(buf, (size_t) cap);
+        buf = nb ? nb : buf;
+        n = nb ? llama_detokenize(sc->vocab, s->prompt, s->n_prompt, buf, cap, false, true) : 0;
+    }
+    json_t * out = sj_string_lossy(buf ? buf : "", (buf && n > 0) ? (size_t) n : 0);
+    free(buf);
+    return out;
+}
+
 // the final (non-streamed) result in the request's shape
 json_t * server_final_json(const struct server_context * sc, const struct server_slot * s) {
     json_t * content = sj_string_lossy(s->text ? s->text : "", s->n_text);
+    // llama.cpp: OpenAI logprobs are {"content": [per-token entries]} and only when there are any
+    json_t * logprobs = (s->params.n_probs > 0 && json_array_size(s->probs) > 0)
+                            ? json_pack("{s:O}", "content", s->probs) : NULL;
     if (s->mode == COMPL_MODE_OAI_CHAT) {
         json_t * o = server_oai_base(sc, s, "chat.completion");
         json_object_set_new(o, "choices", json_pack("[{s:s, s:i, s:{s:s, s:o}}]", "finish_reason", server_finish_reason(s),
                                                     "index", 0, "message", "role", "assistant", "content", content));
+        if (logprobs) {
+            json_object_set_new(json_array_get(json_object_get(o, "choices"), 0), "logprobs", logprobs);
+        }
         json_object_set_new(o, "usage", server_usage_json(s));
         json_object_set_new(o, "timings", server_timings_json(s));
         return o;
     }
     if (s->mode == COMPL_MODE_OAI_COMPL) {
         json_t * o = server_oai_base(sc, s, "text_completion");
-        json_object_set_new(o, "choices", json_pack("[{s:o, s:i, s:n, s:s}]", "text", content, "index", 0,
-                                                    "logprobs", "finish_reason", server_finish_reason(s)));
+        json_object_set_new(o, "choices", json_pack("[{s:o, s:i, s:o, s:s}]", "text", content, "index", 0,
+                                                    "logprobs", logprobs ? logprobs : json_null(),
+                                                    "finish_reason", server_finish_reason(s)));
         json_object_set_new(o, "usage", server_usage_json(s));
         json_object_set_new(o, "timings", server_timings_json(s));
         return o;
     }
-    json_t * o = json_pack("{s:o, s:i, s:i, s:b, s:s, s:i, s:i, s:o, s:b, s:b, s:s, s:s, s:i, s:o}",
+    json_decref(logprobs);
+    json_t * o = json_pack("{s:o, s:i, s:i, s:b, s:s, s:i, s:i, s:o, s:o, s:b, s:b, s:s, s:s, s:i, s:o}",
                            "content", content,
                            "id_slot", s->id,
                            "index", 0,
@@ -64,6 +88,7 @@ json_t * server_final_json(const struct server_context * sc, const struct server
                            "tokens_predicted", s->n_decoded,
                            "tokens_evaluated", s->n_prompt,
                            "generation_settings", server_slot_params_to_json(&s->params),
+                           "prompt", prompt_text(sc, s),
                            "has_new_line", (int) s->has_new_line,
                            "truncated", 0,
                            "stop_type", s->stop_type ? s->stop_type : "none",
@@ -85,6 +110,37 @@ json_t * server_final_json(const struct server_context * sc, const struct server
     return o;
 }
 
+// the end of an OpenAI stream, after the last text: llama.cpp's final chunk(s), then [DONE]. Chat: a chunk with
+// the finish_reason and an empty delta, and with stream_options.include_usage one more with "choices": [] and
+// the usage (OpenAI's spec); timings go on the last chunk. Completions: the final object, usage included.
+bool server_stream_final_oai(const struct server_context * sc, struct server_slot * s) {
+    json_t * last;
+    bool ok = true;
+    if (s->mode == COMPL_MODE_OAI_CHAT) {
+        last = server_oai_base(sc, s, "chat.completion.chunk");
+        json_object_set_new(last, "choices", json_pack("[{s:s, s:i, s:{}}]", "finish_reason", server_finish_reason(s),
+                                                       "index", 0, "delta"));
+        const json_t * so = json_object_get(s->task->data, "stream_options");
+        if (json_is_object(so) && json_is_true(json_object_get(so, "include_usage"))) {
+            ok = server_stream_send(s, last);
+            last = server_oai_base(sc, s, "chat.completion.chunk");
+            json_object_set_new(last, "choices", json_array());
+            json_object_set_new(last, "usage", server_usage_json(s));
+        }
+    } else {
+        last = server_oai_base(sc, s, "text_completion");
+        json_object_set_new(last, "choices", json_pack("[{s:s, s:i, s:n, s:s}]", "text", "", "index", 0,
+                                                       "logprobs", "finish_reason", server_finish_reason(s)));
+        json_object_set_new(last, "usage", server_usage_json(s));
+    }
+    json_object_set_new(last, "timings", server_timings_json(s));
+    if (!ok) {
+        json_decref(last);
+        return false;
+    }
+    return server_stream_send(s, last) && server_http_stream_write(s->task->stream, "data: [DONE]\n\n", 14);
+}
+
 bool server_stream_send(struct server_slot * s, json_t * chunk) {
     char * d = chunk ? sj_dumps(chunk) : NULL;
     json_decref(chunk);
@@ -104,17 +160,42 @@ bool server_stream_partial(const struct server_context * sc, struct server_slot 
                            json_t * toks, json_t * probs) {
     json_t * c;
     if (s->mode == COMPL_MODE_OAI_CHAT) {
-        c = server_oai_base(sc, s, "chat.completion.chunk");
-        json_object_set_new(c, "choices", json_pack("[{s:n, s:i, s:{s:o}}]", "finish_reason", "index", 0,
-                                                    "delta", "content", sj_string_lossy(d, n)));
+        // llama.cpp: the partial result of the first generated token opens with a role chunk (not the flush of
+        // held-back text at the end, which passes no tokens); then one chunk per text delta (none for an empty
+        // one); this step's logprobs ride on the last chunk sent
+        const bool first = s->n_decoded == 1 && json_array_size(toks) > 0;
         json_decref(toks);
-        json_decref(probs);
+        json_t * role = NULL;
+        if (first) {
+            role = server_oai_base(sc, s, "chat.completion.chunk");
+            json_object_set_new(role, "choices", json_pack("[{s:n, s:i, s:{s:s, s:n}}]", "finish_reason", "index", 0,
+                                                           "delta", "role", "assistant", "content"));
+        }
+        c = NULL;
+        if (n > 0) {
+            c = server_oai_base(sc, s, "chat.completion.chunk");
+            json_object_set_new(c, "choices", json_pack("[{s:n, s:i, s:{s:o}}]", "finish_reason", "index", 0,
+                                                        "delta", "content", sj_string_lossy(d, n)));
+        }
+        json_t * last = c ? c : role;
+        if (last && probs) {
+            json_object_set_new(json_array_get(json_object_get(last, "choices"), 0), "logprobs",
+                                json_pack("{s:o}", "content", probs));
+        } else {
+            json_decref(probs);
+        }
+        if (role && !server_stream_send(s, role)) {
+            json_decref(c);
+            return false;
+        }
+        return c ? server_stream_send(s, c) : true;
     } else if (s->mode == COMPL_MODE_OAI_COMPL) {
         c = server_oai_base(sc, s, "text_completion");
-        json_object_set_new(c, "choices", json_pack("[{s:o, s:i, s:n, s:n}]", "text", sj_string_lossy(d, n),
-                                                    "index", 0, "logprobs", "finish_reason"));
+        json_object_set_new(c, "choices", json_pack("[{s:o, s:i, s:o, s:n}]", "text", sj_string_lossy(d, n),
+                                                    "index", 0, "logprobs",
+                                                    probs ? json_pack("{s:o}", "content", probs) : json_null(),
+                                                    "finish_reason"));
         json_decref(toks);
-        json_decref(probs);
     } else {
         c = json_pack("{s:o, s:o, s:b, s:i, s:i, s:i, s:i}", "content", sj_string_lossy(d, n), "tokens", toks,
                       "stop", 0, "id_slot", s->id, "index", 0, "tokens_predicted", s->n_decoded,
@@ -147,6 +228,15 @@ void server_task_fail(struct server_task * t, const char * msg, enum server_erro
                              server_error_status(type));
     }
 }
+// the raw bytes of a piece (llama.cpp's "bytes": OpenAI's field for text that is not valid UTF-8 on its own)
+static json_t * bytes_json(const char * piece, size_t n) {
+    json_t * a = json_array();
+    for (size_t i = 0; a && i < n; i++) {
+        json_array_append_new(a, json_integer((unsigned char) piece[i]));
+    }
+    return a;
+}
+
 json_t * server_probs_json(const struct server_context * sc, struct server_slot * s, llama_token tok, int idx) {
     const float * logits = llama_get_logits_ith(sc->ctx, idx);
     const int n_vocab = llama_vocab_n_tokens(sc->vocab);
@@ -183,16 +273,18 @@ json_t * server_probs_json(const struct server_context * sc, struct server_slot 
     for (int i = 0; i < nt; i++) {
         size_t pl = 0;
         char * piece = server_token_piece(sc->vocab, top[i], &pl);
-        json_array_append_new(tl, json_pack("{s:i, s:o, s:f}", "id", top[i], "token",
+        json_array_append_new(tl, json_pack("{s:i, s:o, s:o, s:f}", "id", top[i], "token",
                                             sj_string_lossy(piece ? piece : "", piece ? pl : 0),
+                                            "bytes", bytes_json(piece, piece ? pl : 0),
                                             "logprob", (double) logits[top[i]] - lse));
         free(piece);
     }
     free(top);
     size_t pl = 0;
     char * piece = server_token_piece(sc->vocab, tok, &pl);
-    json_t * o = json_pack("{s:i, s:o, s:f, s:o}", "id", tok, "token",
-                           sj_string_lossy(piece ? piece : "", piece ? pl : 0), "logprob",
+    json_t * o = json_pack("{s:i, s:o, s:o, s:f, s:o}", "id", tok, "token",
+                           sj_string_lossy(piece ? piece : "", piece ? pl : 0),
+                           "bytes", bytes_json(piece, piece ? pl : 0), "logprob",
                            (double) logits[tok] - lse, "top_logprobs", tl);
     free(piece);
     return o;

@@ -8,6 +8,49 @@
 #include <stdlib.h>
 #include <string.h>
 
+// OpenAI's log-probability fields -> n_probs, as llama.cpp maps them: /v1/completions "logprobs": N (used only
+// when n_probs is absent); chat "logprobs": true with "top_logprobs" (default 20), top_logprobs alone refused
+static bool read_oai_logprobs(const json_t * body, int mode, int max_probs, struct server_slot_params * p,
+                              struct sj_err * err) {
+    const json_t * lp = json_object_get(body, "logprobs");
+    const json_t * np = json_object_get(body, "n_probs");
+    int64_t iv = 0;
+    if (mode == COMPL_MODE_OAI_COMPL) {
+        if (!lp || json_is_null(lp) || (np && !json_is_null(np))) {
+            return true;
+        }
+        if (!sj_get_int(body, "logprobs", &iv, err)) {
+            return false;
+        }
+    } else if (mode == COMPL_MODE_OAI_CHAT) {
+        bool want = false;
+        if (!sj_get_bool(body, "logprobs", &want, err)) {
+            return false;
+        }
+        const json_t * top = json_object_get(body, "top_logprobs");
+        if (!want) {
+            if (top && !json_is_null(top)) {
+                snprintf(err->msg, sizeof(err->msg), "top_logprobs requires logprobs to be set to true");
+                return false;
+            }
+            return true;
+        }
+        iv = 20;
+        if (!sj_get_int(body, "top_logprobs", &iv, err)) {
+            return false;
+        }
+    } else {
+        return true;
+    }
+    if (iv < 0 || iv > max_probs) {
+        snprintf(err->msg, sizeof(err->msg), "\"%s\" must be in [0, %d]",
+                 mode == COMPL_MODE_OAI_CHAT ? "top_logprobs" : "logprobs", max_probs);
+        return false;
+    }
+    p->n_probs = (int32_t) iv;
+    return true;
+}
+
 // request fields -> slot params; the same pure read runs on the HTTP thread (to answer 400) and on the
 // inference thread (after the hand-over), so the task carries only the request JSON
 bool server_read_slot_params(const struct server_context * sc, const json_t * body, int mode,
@@ -35,6 +78,9 @@ bool server_read_slot_params(const struct server_context * sc, const json_t * bo
     GET_I("top_k", top_k, INT32_MIN, INT32_MAX);
     // top-n log-probabilities are computed per token on the inference thread: keep the work bounded
     GET_I("n_probs", n_probs, 0, n_vocab < 100 ? n_vocab : 100);
+    if (!read_oai_logprobs(body, mode, n_vocab < 100 ? n_vocab : 100, p, err)) {
+        return false;
+    }
     GET_I("repeat_last_n", repeat_last_n, -1, INT32_MAX);
     GET_I("min_keep", min_keep, 0, n_vocab);
     GET_F("temperature", temperature);

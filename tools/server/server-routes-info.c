@@ -13,17 +13,37 @@ void server_handle_health(const struct server_http_req * req, struct server_http
     server_res_json(res, json_pack("{s:s}", "status", "ok"));
 }
 
+// the file type as llama.cpp names it ("Q4_0", "Q4_K - Medium", ...). llama.h has no getter for it, but
+// llama_model_desc is "<arch> <size> <ftype name>" and neither of the first two contains a space.
+static void model_ftype_name(const struct server_context * sc, char * buf, size_t size) {
+    char desc[256];
+    buf[0] = '\0';
+    if (llama_model_desc(sc->model, desc, sizeof(desc)) < 0) {
+        return;
+    }
+    const char * sp = strchr(desc, ' ');
+    sp = sp ? strchr(sp + 1, ' ') : NULL;
+    if (sp) {
+        snprintf(buf, size, "%s", sp + 1);
+    }
+}
+
 static json_t * model_meta_json(struct server_context * sc) {
     if (!sc->model) {
         return json_null();
     }
-    return json_pack("{s:i, s:i, s:i, s:i, s:I, s:I}",
+    char ftype[128];
+    model_ftype_name(sc, ftype, sizeof(ftype));
+    // llama.cpp's order; n_ctx is the context of one slot
+    return json_pack("{s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:s}",
                      "vocab_type",  (int) llama_vocab_type(sc->vocab),
                      "n_vocab",     (int) llama_vocab_n_tokens(sc->vocab),
+                     "n_ctx",       sc->n_ctx_slot,
                      "n_ctx_train", (int) llama_model_n_ctx_train(sc->model),
                      "n_embd",      (int) llama_model_n_embd(sc->model),
                      "n_params",    (json_int_t) llama_model_n_params(sc->model),
-                     "size",        (json_int_t) llama_model_size(sc->model));
+                     "size",        (json_int_t) llama_model_size(sc->model),
+                     "ftype",       ftype);
 }
 
 void server_handle_models(const struct server_http_req * req, struct server_http_res * res, void * ud) {
@@ -32,21 +52,23 @@ void server_handle_models(const struct server_http_req * req, struct server_http
     // before the model is loaded the gate lets this endpoint through, with "meta": null
     // model_name and the model are written by the loader before the gate opens: read them only after
     const bool ready = server_http_is_ready(sc->http);
-    const char * name = ready ? sc->model_name : (sc->params.alias ? sc->params.alias : sc->params.model_path);
+    char * early = ready ? NULL : server_model_name(&sc->params);
+    const char * name = ready ? sc->model_name : (early ? early : "");
     json_t * meta = ready ? model_meta_json(sc) : json_null();
     json_t * out = json_pack(
         "{s:[{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:[s], s:[s], s:s,"
         "     s:{s:s, s:s, s:s, s:[s], s:s, s:s}}],"
         " s:s,"
-        " s:[{s:s, s:s, s:I, s:s, s:o}]}",
+        " s:[{s:s, s:o, s:[], s:s, s:I, s:s, s:o}]}",
         "models",
             "name", name, "model", name, "modified_at", "", "size", "", "digest", "", "type", "model",
             "description", "", "tags", "", "capabilities", "completion", "parameters", "",
             "details", "parent_model", "", "format", "gguf", "family", "", "families", "", "parameter_size", "",
                        "quantization_level", "",
         "object", "list",
-        "data", "id", name, "object", "model", "created", (json_int_t) time(NULL), "owned_by", "llamacpp",
-                "meta", meta);
+        "data", "id", name, "aliases", server_model_aliases(&sc->params), "tags", "object", "model",
+                "created", (json_int_t) time(NULL), "owned_by", "llamacpp", "meta", meta);
+    free(early);
     server_res_json(res, out);
 }
 

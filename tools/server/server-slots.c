@@ -75,18 +75,7 @@ void server_slot_finish(struct server_context * sc, struct server_slot * s) {
                 json_object_set_new(f, "content", json_string(""));
                 ok = server_stream_send(s, f);
             } else {
-                json_t * c = server_oai_base(sc, s, s->mode == COMPL_MODE_OAI_CHAT ? "chat.completion.chunk"
-                                                                             : "text_completion");
-                if (s->mode == COMPL_MODE_OAI_CHAT) {
-                    json_object_set_new(c, "choices", json_pack("[{s:s, s:i, s:{}}]", "finish_reason",
-                                                                server_finish_reason(s), "index", 0, "delta"));
-                } else {
-                    json_object_set_new(c, "choices", json_pack("[{s:s, s:i, s:n, s:s}]", "text", "", "index", 0,
-                                                                "logprobs", "finish_reason", server_finish_reason(s)));
-                }
-                json_object_set_new(c, "usage", server_usage_json(s));
-                json_object_set_new(c, "timings", server_timings_json(s));
-                ok = server_stream_send(s, c) && server_http_stream_write(s->task->stream, "data: [DONE]\n\n", 14);
+                ok = server_stream_final_oai(sc, s);
             }
         }
         (void) ok;

@@ -189,3 +189,63 @@ bool server_sb_add(char ** s, size_t * n, size_t * cap, const char * d, size_t l
     return true;
 }
 
+
+static int cmp_cstr(const void * a, const void * b) {
+    return strcmp(*(const char * const *) a, *(const char * const *) b);
+}
+
+// llama.cpp splits -a at commas, strips each name and keeps them in a std::set (sorted, distinct)
+json_t * server_model_aliases(const struct server_params * p) {
+    json_t * out = json_array();
+    if (!out || !p->alias) {
+        return out;
+    }
+    char * copy = strdup(p->alias);
+    size_t cap = strlen(p->alias) / 2 + 1, n = 0;
+    char ** names = calloc(cap, sizeof(char *));
+    if (!copy || !names) {
+        free(copy);
+        free(names);
+        return out;
+    }
+    for (char * tok = copy; tok;) {
+        char * comma = strchr(tok, ',');
+        if (comma) {
+            *comma = '\0';
+        }
+        while (*tok == ' ' || *tok == '\t' || *tok == '\n' || *tok == '\r') {
+            tok++;
+        }
+        size_t len = strlen(tok);
+        while (len > 0 && (tok[len - 1] == ' ' || tok[len - 1] == '\t' || tok[len - 1] == '\n' || tok[len - 1] == '\r')) {
+            tok[--len] = '\0';
+        }
+        if (len > 0 && n < cap) {
+            names[n++] = tok;
+        }
+        tok = comma ? comma + 1 : NULL;
+    }
+    qsort(names, n, sizeof(char *), cmp_cstr);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(names[i], names[i - 1]) != 0) {
+            json_array_append_new(out, json_string(names[i]));
+        }
+    }
+    free(names);
+    free(copy);
+    return out;
+}
+
+char * server_model_name(const struct server_params * p) {
+    json_t * aliases = server_model_aliases(p);
+    char * name = NULL;
+    if (json_array_size(aliases) > 0) {
+        name = strdup(json_string_value(json_array_get(aliases, 0)));
+    } else {
+        const char * path = p->model_path ? p->model_path : "";
+        const char * slash = strrchr(path, '/');
+        name = strdup(slash ? slash + 1 : path);
+    }
+    json_decref(aliases);
+    return name;
+}

@@ -16,8 +16,10 @@
 
 static void inference_loop(struct server_context * sc) {
     while (!atomic_load(&sc->shutting_down)) {
-        // busy slots: take what arrived without waiting, then decode; idle: sleep until a task arrives
-        int wait_ms = server_any_busy(sc) ? 0 : -1;
+        // busy slots: take what arrived without waiting, then decode; idle: sleep until a task arrives. Deferred
+        // tasks count as work: when the last busy slots are freed in a step (finished, or their clients left),
+        // the tasks waiting for them must be assigned now, not when some unrelated request wakes the queue
+        int wait_ms = server_any_busy(sc) || sc->deferred_head ? 0 : -1;
         struct server_task * t;
         while ((t = server_queue_pop(&sc->queue, wait_ms)) != NULL) {
             wait_ms = 0;
@@ -101,7 +103,8 @@ static bool load_model(struct server_context * sc) {
         return false;
     }
     sc->vocab = llama_model_get_vocab(sc->model);
-    sc->model_name = strdup(sc->params.alias ? sc->params.alias : sc->params.model_path);
+    // llama.cpp: the (smallest) -a alias, else the file name without its directories
+    sc->model_name = server_model_name(&sc->params);
     if (!sc->model_name) {
         return false;
     }
