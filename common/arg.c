@@ -106,6 +106,25 @@ static int parse_bool_word(const char * s) {
     return -1;
 }
 
+// one accepted word of an enum-valued option and the value it stands for
+struct arg_choice {
+    const char * name;
+    int          value;
+};
+
+// the value of the word v in tab[0..n); false when v is none of them
+static bool parse_choice(const char * v, const struct arg_choice * tab, size_t n, int * out) {
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v, tab[i].name) == 0) {
+            *out = tab[i].value;
+            return true;
+        }
+    }
+    return false;
+}
+
+#define N_CHOICES(tab) (sizeof(tab) / sizeof((tab)[0]))
+
 //
 // handlers
 //
@@ -215,53 +234,52 @@ static const char * h_ngl(struct common_params * p, const char * v)  { return h_
 static const char * h_ngld(struct common_params * p, const char * v) { return h_ngl_into(&p->speculative.draft.n_gpu_layers, v); }
 
 static const char * h_split_mode(struct common_params * p, const char * v) {
-    if (strcmp(v, "none") == 0) {
-        p->split_mode = LLAMA_SPLIT_MODE_NONE;
-    } else if (strcmp(v, "layer") == 0) {
-        p->split_mode = LLAMA_SPLIT_MODE_LAYER;
-    } else if (strcmp(v, "row") == 0) {
-        p->split_mode = LLAMA_SPLIT_MODE_ROW;
-    } else {
+    static const struct arg_choice tab[] = {
+        { "none", LLAMA_SPLIT_MODE_NONE }, { "layer", LLAMA_SPLIT_MODE_LAYER }, { "row", LLAMA_SPLIT_MODE_ROW },
+    };
+    int x;
+    if (!parse_choice(v, tab, N_CHOICES(tab), &x)) {
         return arg_errorf("invalid split mode '%s' (expected none, layer or row)", v);
     }
+    p->split_mode = (enum llama_split_mode) x;
     return NULL;
 }
 
 static const char * h_pooling(struct common_params * p, const char * v) {
-    static const struct { const char * name; enum llama_pooling_type type; } tab[] = {
+    static const struct arg_choice tab[] = {
         { "none", LLAMA_POOLING_TYPE_NONE }, { "mean", LLAMA_POOLING_TYPE_MEAN }, { "cls", LLAMA_POOLING_TYPE_CLS },
         { "last", LLAMA_POOLING_TYPE_LAST }, { "rank", LLAMA_POOLING_TYPE_RANK },
     };
-    for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
-        if (strcmp(v, tab[i].name) == 0) {
-            p->pooling_type = tab[i].type;
-            return NULL;
-        }
+    int x;
+    if (!parse_choice(v, tab, N_CHOICES(tab), &x)) {
+        return arg_errorf("invalid pooling type '%s' (expected none, mean, cls, last or rank)", v);
     }
-    return arg_errorf("invalid pooling type '%s' (expected none, mean, cls, last or rank)", v);
+    p->pooling_type = (enum llama_pooling_type) x;
+    return NULL;
 }
 
 static const char * h_attention(struct common_params * p, const char * v) {
-    if (strcmp(v, "causal") == 0) {
-        p->attention_type = LLAMA_ATTENTION_TYPE_CAUSAL;
-    } else if (strcmp(v, "non-causal") == 0) {
-        p->attention_type = LLAMA_ATTENTION_TYPE_NON_CAUSAL;
-    } else {
+    static const struct arg_choice tab[] = {
+        { "causal", LLAMA_ATTENTION_TYPE_CAUSAL }, { "non-causal", LLAMA_ATTENTION_TYPE_NON_CAUSAL },
+    };
+    int x;
+    if (!parse_choice(v, tab, N_CHOICES(tab), &x)) {
         return arg_errorf("invalid attention type '%s' (expected causal or non-causal)", v);
     }
+    p->attention_type = (enum llama_attention_type) x;
     return NULL;
 }
 
 static const char * h_rope_scaling(struct common_params * p, const char * v) {
-    if (strcmp(v, "none") == 0) {
-        p->rope_scaling_type = LLAMA_ROPE_SCALING_TYPE_NONE;
-    } else if (strcmp(v, "linear") == 0) {
-        p->rope_scaling_type = LLAMA_ROPE_SCALING_TYPE_LINEAR;
-    } else if (strcmp(v, "yarn") == 0) {
-        p->rope_scaling_type = LLAMA_ROPE_SCALING_TYPE_YARN;
-    } else {
+    static const struct arg_choice tab[] = {
+        { "none", LLAMA_ROPE_SCALING_TYPE_NONE }, { "linear", LLAMA_ROPE_SCALING_TYPE_LINEAR },
+        { "yarn", LLAMA_ROPE_SCALING_TYPE_YARN },
+    };
+    int x;
+    if (!parse_choice(v, tab, N_CHOICES(tab), &x)) {
         return arg_errorf("invalid RoPE scaling '%s' (expected none, linear or yarn)", v);
     }
+    p->rope_scaling_type = (enum llama_rope_scaling_type) x;
     return NULL;
 }
 

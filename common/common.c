@@ -515,12 +515,101 @@ char * common_detokenize(const struct llama_vocab * vocab, const llama_token * t
     return s;
 }
 
+bool common_tokens_reserve(llama_token ** arr, int32_t * cap, int32_t n) {
+    if (n <= *cap) {
+        return true;
+    }
+    int32_t c = *cap ? *cap : 256;
+    while (c < n) {
+        c *= 2;
+    }
+    llama_token * p = (llama_token *) realloc(*arr, (size_t) c * sizeof(*p));
+    if (!p) {
+        return false;
+    }
+    *arr = p;
+    *cap = c;
+    return true;
+}
+
+bool common_tokens_append(llama_token ** arr, int32_t * n, int32_t * cap, const llama_token * t, int32_t k) {
+    if (!common_tokens_reserve(arr, cap, *n + k)) {
+        return false;
+    }
+    if (k > 0) {
+        memcpy(*arr + *n, t, (size_t) k * sizeof(*t));
+    }
+    *n += k;
+    return true;
+}
+
+bool common_emit_tokens(const struct llama_vocab * vocab, const llama_token * ids, size_t n_ids, bool special,
+                        int32_t n_max, llama_token ** out, int32_t * n_out, int32_t * cap_out, bool * eog) {
+    for (size_t i = 0; i < n_ids && *n_out < n_max; i++) {
+        if (!common_tokens_append(out, n_out, cap_out, &ids[i], 1)) {
+            return false;
+        }
+        if (llama_vocab_is_eog(vocab, ids[i])) {
+            *eog = true;
+            break;
+        }
+        char * piece = common_token_to_piece(vocab, ids[i], special, NULL);
+        if (piece) {
+            LOG("%s", piece);
+            free(piece);
+        }
+    }
+    return true;
+}
+
+void common_log_tokens_text(const struct llama_vocab * vocab, const llama_token * tokens, int32_t n) {
+    char * text = common_detokenize(vocab, tokens, n, false);
+    if (text) {
+        LOG("%s", text);
+        free(text);
+    }
+}
+
+void common_log_speed(int32_t n_enc, int64_t t_enc_us, int32_t n_dec, int64_t t_dec_us) {
+    const double t_enc = (double) t_enc_us / 1e6;
+    const double t_dec = (double) t_dec_us / 1e6;
+    LOG_INF("encoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_enc, t_enc, t_enc > 0 ? n_enc / t_enc : 0.0);
+    LOG_INF("decoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_dec, t_dec, t_dec > 0 ? n_dec / t_dec : 0.0);
+}
+
+void common_print_ids(const llama_token * ids, int32_t n) {
+    fprintf(stderr, "ids:");
+    for (int32_t i = 0; i < n; i++) {
+        fprintf(stderr, " %d", ids[i]);
+    }
+    fprintf(stderr, "\n");
+}
+
 //
 // Batch utils
 //
 
 void common_batch_clear(struct llama_batch * batch) {
     batch->n_tokens = 0;
+}
+
+bool common_decode_no_output(struct llama_context * ctx, const llama_token * tokens, int32_t n) {
+    struct llama_batch b = llama_batch_init(n, 0, 1);
+    if (!b.token) {
+        LOG_ERR("%s: out of memory\n", __func__);
+        return false;
+    }
+    const llama_seq_id seq = 0;
+    for (int32_t i = 0; i < n; i++) {
+        common_batch_add(&b, tokens[i], i, &seq, 1, false);
+    }
+    const int rc = llama_decode(ctx, b);
+    llama_batch_free(b);
+    if (rc != 0) {
+        LOG_ERR("%s: prompt decode failed\n", __func__);
+        return false;
+    }
+    return true;
 }
 
 void common_batch_add(struct llama_batch * batch, llama_token id, llama_pos pos,
@@ -639,29 +728,22 @@ void common_string_process_escapes(char * s) {
     s[w] = '\0';
 }
 
-char * common_read_file(const char * path, size_t * len) {
-    FILE * f = fopen(path, "rb");
-    if (!f) {
-        return NULL;
-    }
+char * common_read_stream(FILE * f, size_t * len) {
     size_t cap = 4096, n = 0;
     char * buf = malloc(cap);
     if (!buf) {
-        fclose(f);
         return NULL;
     }
     for (;;) {
         if (n + 1 >= cap) {
             if (cap > SIZE_MAX / 2) {
                 free(buf);
-                fclose(f);
                 errno = ENOMEM;
                 return NULL;
             }
             char * bigger = realloc(buf, cap * 2);
             if (!bigger) {
                 free(buf);
-                fclose(f);
                 return NULL;
             }
             buf = bigger;
@@ -673,9 +755,7 @@ char * common_read_file(const char * path, size_t * len) {
             break;
         }
     }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
+    if (ferror(f)) {
         free(buf);
         errno = EIO;
         return NULL;
@@ -684,6 +764,19 @@ char * common_read_file(const char * path, size_t * len) {
     if (len) {
         *len = n;
     }
+    return buf;
+}
+
+char * common_read_file(const char * path, size_t * len) {
+    FILE * f = fopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    char * buf = common_read_stream(f, len);
+    // fclose must not replace the reason the read failed
+    const int saved = errno;
+    fclose(f);
+    errno = saved;
     return buf;
 }
 

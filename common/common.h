@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -317,11 +318,38 @@ char * common_token_to_piece(const struct llama_vocab * vocab, llama_token token
 char * common_detokenize(const struct llama_vocab * vocab, const llama_token * tokens, int32_t n_tokens,
                          bool special);
 
+// makes room for n tokens in the growable array *arr of *cap allocated (doubling from 256); false when out of
+// memory (the array then stays as it was)
+bool common_tokens_reserve(llama_token ** arr, int32_t * cap, int32_t n);
+
+// appends t[0..k) to the growable array *arr (*n in use, *cap allocated, doubling from 256); false when out of
+// memory (the array then stays as it was)
+bool common_tokens_append(llama_token ** arr, int32_t * n, int32_t * cap, const llama_token * t, int32_t k);
+
+// appends the accepted ids[0..n_ids) to the output *out (*n_out in use, *cap_out allocated) until it holds n_max,
+// logging each one's piece; stops after an end-of-generation token (kept, not logged) and sets *eog.
+// false when out of memory
+bool common_emit_tokens(const struct llama_vocab * vocab, const llama_token * ids, size_t n_ids, bool special,
+                        int32_t n_max, llama_token ** out, int32_t * n_out, int32_t * cap_out, bool * eog);
+
+// logs the text of tokens[0..n) (the prompt echo of the examples)
+void common_log_tokens_text(const struct llama_vocab * vocab, const llama_token * tokens, int32_t n);
+
+// logs llama.cpp's "encoded/decoded N tokens in T seconds, speed: S t/s" summary lines
+void common_log_speed(int32_t n_enc, int64_t t_enc_us, int32_t n_dec, int64_t t_dec_us);
+
+// prints "ids: <id> <id> ...\n" to stderr: the generated ids in the machine-readable form that the tests compare
+// across runs of the speculative examples
+void common_print_ids(const llama_token * ids, int32_t n);
+
 //
 // Batch utils
 //
 
 void common_batch_clear(struct llama_batch * batch);
+// decodes tokens[0..n) at positions 0..n-1 of sequence 0 without requesting any output (with backend sampling
+// every output draws from the seeded stream, even one nobody reads); false (logged) on failure
+bool common_decode_no_output(struct llama_context * ctx, const llama_token * tokens, int32_t n);
 // appends one token; the batch must have been allocated large enough (llama_batch_init)
 void common_batch_add(struct llama_batch * batch, llama_token id, llama_pos pos,
                       const llama_seq_id * seq_ids, int32_t n_seq_ids, bool logits);
@@ -342,6 +370,8 @@ float common_embd_similarity_cos(const float * embd1, const float * embd2, int32
 void common_string_process_escapes(char * s);
 // whole file as a NUL-terminated malloc'd buffer; NULL on error (errno kept)
 char * common_read_file(const char * path, size_t * len);
+// the rest of an open stream (stdin too) in the same form
+char * common_read_stream(FILE * f, size_t * len);
 // the ggml type for a KV-cache type name (f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1);
 // GGML_TYPE_COUNT when not allowed
 enum ggml_type common_kv_cache_type_from_str(const char * name);

@@ -312,20 +312,10 @@ struct common_speculative * common_speculative_init(const struct common_params_s
 }
 
 static bool spec_prompt_reserve(struct common_speculative * s, int32_t n) {
-    if (n <= s->cap_prompt_dft) {
-        return true;
-    }
-    int32_t cap = s->cap_prompt_dft ? s->cap_prompt_dft : 256;
-    while (cap < n) {
-        cap *= 2;
-    }
-    llama_token * p = realloc(s->prompt_dft, (size_t) cap * sizeof(*p));
-    if (!p) {
+    if (!common_tokens_reserve(&s->prompt_dft, &s->cap_prompt_dft, n)) {
         LOG_ERR("common_speculative: out of memory\n");
         return false;
     }
-    s->prompt_dft     = p;
-    s->cap_prompt_dft = cap;
     return true;
 }
 
@@ -446,20 +436,10 @@ static int32_t spec_ngram(const struct common_speculative * s, const llama_token
 
 // scratch room for n tokens in s->nc_inp
 static bool spec_scratch(struct common_speculative * s, int32_t n) {
-    if (n <= s->cap_nc_inp) {
-        return true;
-    }
-    int32_t cap = s->cap_nc_inp ? s->cap_nc_inp : 256;
-    while (cap < n) {
-        cap *= 2;
-    }
-    llama_token * p = realloc(s->nc_inp, (size_t) cap * sizeof(*p));
-    if (!p) {
+    if (!common_tokens_reserve(&s->nc_inp, &s->cap_nc_inp, n)) {
         LOG_ERR("common_speculative: out of memory\n");
         return false;
     }
-    s->nc_inp     = p;
-    s->cap_nc_inp = cap;
     return true;
 }
 

@@ -10,22 +10,60 @@
 #include <string.h>
 
 //
-// mirostat
+// what mirostat v1 and v2 share: the target surprise tau, the learning rate eta, the running bound mu and the
+// rng; both sample from the truncated candidates and move mu by the observed surprise's error
 //
 
-struct sampler_mirostat {
-    int32_t  n_vocab;
-
+struct mirostat_state {
     uint32_t seed;
     uint32_t seed_cur;
 
     float    tau;
     float    eta;
-    int32_t  m;
 
     float    mu;
 
     struct llama_mt19937 rng;
+};
+
+static void mirostat_state_reset(struct mirostat_state * st) {
+    st->mu = 2.0f * st->tau;
+    st->seed_cur = llama_sampler_rng_seed(st->seed);
+    llama_mt19937_seed(&st->rng, st->seed_cur);
+}
+
+// a clone continues where the original is: same seed, mu and rng position
+static void mirostat_state_copy_progress(struct mirostat_state * dst, const struct mirostat_state * src) {
+    dst->seed_cur = src->seed_cur;
+    dst->mu       = src->mu;
+    dst->rng      = src->rng;
+}
+
+// renormalizes the truncated candidates, samples one and updates mu from its surprise
+static void mirostat_select(struct mirostat_state * st, llama_token_data_array * cur_p) {
+    llama_sampler_softmax_impl(cur_p, true);
+
+    const int idx = llama_sampler_sample_discrete(cur_p, &st->rng);
+    if (idx < 0) {
+        cur_p->selected = -1;
+        return;
+    }
+    cur_p->selected = idx;
+
+    const float observed_surprise = -log2f(cur_p->data[idx].p);
+    const float e = observed_surprise - st->tau;
+
+    st->mu = st->mu - st->eta * e;
+}
+
+//
+// mirostat
+//
+
+struct sampler_mirostat {
+    struct mirostat_state st;
+    int32_t n_vocab;
+    int32_t m;
 };
 
 static const char * mirostat_name(const struct llama_sampler * smpl) {
@@ -58,42 +96,28 @@ static void mirostat_apply(struct llama_sampler * smpl, llama_token_data_array *
 
     // k from s_hat and the current mu
     const float epsilon_hat = s_hat - 1;
-    const float k = powf((epsilon_hat * powf(2, ctx->mu)) / (1 - powf((float) ctx->n_vocab, -epsilon_hat)), 1 / s_hat);
+    const float k = powf((epsilon_hat * powf(2, ctx->st.mu)) / (1 - powf((float) ctx->n_vocab, -epsilon_hat)),
+                         1 / s_hat);
 
     // int(k) of a huge or undefined k is undefined in C: such k keep everything
     int32_t ki = (isfinite(k) && k < (float) INT32_MAX) ? (int32_t) k : INT32_MAX;
     llama_sampler_top_k_impl(cur_p, ki > 1 ? ki : 1);
 
-    llama_sampler_softmax_impl(cur_p, true);
-
-    const int idx = llama_sampler_sample_discrete(cur_p, &ctx->rng);
-    if (idx < 0) {
-        cur_p->selected = -1;
-        return;
-    }
-    cur_p->selected = idx;
-
-    const float observed_surprise = -log2f(cur_p->data[idx].p);
-    const float e = observed_surprise - ctx->tau;
-
-    ctx->mu = ctx->mu - ctx->eta * e;
+    mirostat_select(&ctx->st, cur_p);
 }
 
 static void mirostat_reset(struct llama_sampler * smpl) {
     struct sampler_mirostat * ctx = smpl->ctx;
-    ctx->mu = 2.0f * ctx->tau;
-    ctx->seed_cur = llama_sampler_rng_seed(ctx->seed);
-    llama_mt19937_seed(&ctx->rng, ctx->seed_cur);
+    mirostat_state_reset(&ctx->st);
 }
 
 static struct llama_sampler * mirostat_clone(const struct llama_sampler * smpl) {
     const struct sampler_mirostat * ctx = smpl->ctx;
-    struct llama_sampler * result = llama_sampler_init_mirostat(ctx->n_vocab, ctx->seed, ctx->tau, ctx->eta, ctx->m);
+    struct llama_sampler * result =
+        llama_sampler_init_mirostat(ctx->n_vocab, ctx->st.seed, ctx->st.tau, ctx->st.eta, ctx->m);
     if (result) {
         struct sampler_mirostat * r = result->ctx;
-        r->seed_cur = ctx->seed_cur;
-        r->mu       = ctx->mu;
-        r->rng      = ctx->rng;
+        mirostat_state_copy_progress(&r->st, &ctx->st);
     }
     return result;
 }
@@ -117,9 +141,9 @@ struct llama_sampler * llama_sampler_init_mirostat(int32_t n_vocab, uint32_t see
     struct sampler_mirostat * ctx = llama_sampler_ctx_calloc(sizeof(*ctx), __func__);
     if (ctx) {
         ctx->n_vocab  = n_vocab;
-        ctx->seed     = seed;
-        ctx->tau      = tau;
-        ctx->eta      = eta;
+        ctx->st.seed  = seed;
+        ctx->st.tau   = tau;
+        ctx->st.eta   = eta;
         ctx->m        = m;
         mirostat_reset(&(struct llama_sampler){ NULL, ctx });
     }
@@ -131,15 +155,7 @@ struct llama_sampler * llama_sampler_init_mirostat(int32_t n_vocab, uint32_t see
 //
 
 struct sampler_mirostat_v2 {
-    uint32_t seed;
-    uint32_t seed_cur;
-
-    float    tau;
-    float    eta;
-
-    float    mu;
-
-    struct llama_mt19937 rng;
+    struct mirostat_state st;
 };
 
 static const char * mirostat_v2_name(const struct llama_sampler * smpl) {
@@ -159,41 +175,25 @@ static void mirostat_v2_apply(struct llama_sampler * smpl, llama_token_data_arra
 
     // drop everything from the first token whose surprise exceeds mu (keep at least one)
     size_t n = 0;
-    while (n < cur_p->size && !(-log2f(cur_p->data[n].p) > ctx->mu)) {
+    while (n < cur_p->size && !(-log2f(cur_p->data[n].p) > ctx->st.mu)) {
         n++;
     }
     cur_p->size = n > 0 ? n : 1;
 
-    llama_sampler_softmax_impl(cur_p, true);
-
-    const int idx = llama_sampler_sample_discrete(cur_p, &ctx->rng);
-    if (idx < 0) {
-        cur_p->selected = -1;
-        return;
-    }
-    cur_p->selected = idx;
-
-    const float observed_surprise = -log2f(cur_p->data[idx].p);
-    const float e = observed_surprise - ctx->tau;
-
-    ctx->mu = ctx->mu - ctx->eta * e;
+    mirostat_select(&ctx->st, cur_p);
 }
 
 static void mirostat_v2_reset(struct llama_sampler * smpl) {
     struct sampler_mirostat_v2 * ctx = smpl->ctx;
-    ctx->mu = 2.0f * ctx->tau;
-    ctx->seed_cur = llama_sampler_rng_seed(ctx->seed);
-    llama_mt19937_seed(&ctx->rng, ctx->seed_cur);
+    mirostat_state_reset(&ctx->st);
 }
 
 static struct llama_sampler * mirostat_v2_clone(const struct llama_sampler * smpl) {
     const struct sampler_mirostat_v2 * ctx = smpl->ctx;
-    struct llama_sampler * result = llama_sampler_init_mirostat_v2(ctx->seed, ctx->tau, ctx->eta);
+    struct llama_sampler * result = llama_sampler_init_mirostat_v2(ctx->st.seed, ctx->st.tau, ctx->st.eta);
     if (result) {
         struct sampler_mirostat_v2 * r = result->ctx;
-        r->seed_cur = ctx->seed_cur;
-        r->mu       = ctx->mu;
-        r->rng      = ctx->rng;
+        mirostat_state_copy_progress(&r->st, &ctx->st);
     }
     return result;
 }
@@ -216,9 +216,9 @@ static struct llama_sampler_i llama_sampler_mirostat_v2_i = {
 struct llama_sampler * llama_sampler_init_mirostat_v2(uint32_t seed, float tau, float eta) {
     struct sampler_mirostat_v2 * ctx = llama_sampler_ctx_calloc(sizeof(*ctx), __func__);
     if (ctx) {
-        ctx->seed = seed;
-        ctx->tau  = tau;
-        ctx->eta  = eta;
+        ctx->st.seed = seed;
+        ctx->st.tau  = tau;
+        ctx->st.eta  = eta;
         mirostat_v2_reset(&(struct llama_sampler){ NULL, ctx });
     }
     return llama_sampler_new_owned(&llama_sampler_mirostat_v2_i, ctx);
@@ -394,10 +394,10 @@ struct llama_sampler * llama_sampler_init_adaptive_p(float target, float decay, 
 
 uint32_t llama_sampler_mirostat_seed(const struct llama_sampler * smpl) {
     if (smpl->iface == &llama_sampler_mirostat_i) {
-        return ((const struct sampler_mirostat *) smpl->ctx)->seed_cur;
+        return ((const struct sampler_mirostat *) smpl->ctx)->st.seed_cur;
     }
     if (smpl->iface == &llama_sampler_mirostat_v2_i) {
-        return ((const struct sampler_mirostat_v2 *) smpl->ctx)->seed_cur;
+        return ((const struct sampler_mirostat_v2 *) smpl->ctx)->st.seed_cur;
     }
     return LLAMA_DEFAULT_SEED;
 }

@@ -116,9 +116,12 @@ static int32_t strmap_put(struct strmap * m, const char * s, uint32_t n, int32_t
     return -1;
 }
 
-// Returns d with room for element n: grown (doubling, first_cap to start) when n reaches *cap. NULL when out of
-// memory, d then stays valid and unchanged.
-static void * grow_array(void * d, size_t n, size_t * cap, size_t elem, size_t first_cap) {
+// Returns d with room for element n: grown (doubling, first_cap to start) when n reaches *cap. NULL when the
+// array is already marked *oom or runs out of memory now (it is then marked); d stays valid and unchanged.
+static void * grow_array(void * d, size_t n, size_t * cap, size_t elem, size_t first_cap, bool * oom) {
+    if (*oom) {
+        return NULL;
+    }
     if (n < *cap) {
         return d;
     }
@@ -126,6 +129,8 @@ static void * grow_array(void * d, size_t n, size_t * cap, size_t elem, size_t f
     void * nd = realloc(d, c * elem);
     if (nd) {
         *cap = c;
+    } else {
+        *oom = true;
     }
     return nd;
 }
@@ -138,12 +143,8 @@ struct tokvec {
 };
 
 static void tv_push(struct tokvec * v, llama_token t) {
-    if (v->oom) {
-        return;
-    }
-    llama_token * d = (llama_token *) grow_array(v->d, v->n, &v->cap, sizeof(llama_token), 64);
+    llama_token * d = (llama_token *) grow_array(v->d, v->n, &v->cap, sizeof(llama_token), 64, &v->oom);
     if (!d) {
-        v->oom = true;
         return;
     }
     v->d = d;
@@ -355,12 +356,8 @@ struct merge_heap {
 };
 
 static void merge_heap_push(struct merge_heap * h, struct merge_pair b) {
-    if (h->oom) {
-        return;
-    }
-    struct merge_pair * d = (struct merge_pair *) grow_array(h->d, h->n, &h->cap, sizeof(*d), 64);
+    struct merge_pair * d = (struct merge_pair *) grow_array(h->d, h->n, &h->cap, sizeof(*d), 64, &h->oom);
     if (!d) {
-        h->oom = true;
         return;
     }
     h->d = d;
@@ -407,10 +404,16 @@ static void merge_session_free(struct merge_session * s) {
     free(s->key.d);
 }
 
-static bool merge_reserve(struct merge_session * s, size_t n) {
+// readies the session for a text of n bytes (one symbol per byte at most); false when there is nothing to do:
+// an empty text, or no memory (out is then marked)
+static bool merge_begin(struct merge_session * s, size_t n, struct tokvec * out) {
+    if (n == 0) {
+        return false;
+    }
     if (n > s->sym_cap) {
         struct symbol * d = (struct symbol *) realloc(s->sym, n * sizeof(struct symbol));
         if (!d) {
+            out->oom = true;
             return false;
         }
         s->sym = d;
@@ -501,11 +504,7 @@ static void merge_run(struct merge_session * s, int32_t n_sym) {
 
 static void spm_tokenize_segment(struct merge_session * s, const char * text, size_t len, struct tokvec * out) {
     const struct llama_vocab * v = s->v;
-    if (len == 0) {
-        return;
-    }
-    if (!merge_reserve(s, len)) {
-        out->oom = true;
+    if (!merge_begin(s, len, out)) {
         return;
     }
     struct symbol * sym = s->sym;
@@ -562,11 +561,7 @@ static void spm_tokenize(const struct llama_vocab * v, const char * text, size_t
 // BPE merges inside one pre-tokenized word, then maps the resulting symbols to tokens
 static void bpe_word(struct merge_session * s, const char * word, size_t len, struct tokvec * out) {
     const struct llama_vocab * v = s->v;
-    if (len == 0) {
-        return;
-    }
-    if (!merge_reserve(s, len)) {
-        out->oom = true;
+    if (!merge_begin(s, len, out)) {
         return;
     }
     struct symbol * sym = s->sym;
@@ -1059,12 +1054,8 @@ struct fragvec {
 };
 
 static void fv_push(struct fragvec * v, struct fragment f) {
-    if (v->oom) {
-        return;
-    }
-    struct fragment * d = (struct fragment *) grow_array(v->d, v->n, &v->cap, sizeof(*d), 16);
+    struct fragment * d = (struct fragment *) grow_array(v->d, v->n, &v->cap, sizeof(*d), 16, &v->oom);
     if (!d) {
-        v->oom = true;
         return;
     }
     v->d = d;
@@ -1163,6 +1154,46 @@ static void escape_spaces(struct sbuf * b, const char * s, size_t n) {
     sb_add(b, s + run, n - run);
 }
 
+// llama.cpp warns (and keeps both) when the model adds a BOS and the prompt already starts with one
+static void warn_double_bos(const struct llama_vocab * v, bool add_special, const struct tokvec * out) {
+    if (add_special && v->add_bos && out->n >= 2 && out->d[1] == v->bos) {
+        LOG_WARN("%s: Added a BOS token to the prompt as specified by the model but the prompt also starts "
+                 "with a BOS token. So now the final prompt starts with 2 BOS tokens.\n", "vocab_tokenize");
+    }
+}
+
+typedef void (*text_tokenizer)(const struct llama_vocab * v, const char * text, size_t len, struct tokvec * out);
+
+// special-token fragments go out as they are, the raw-text ones through the vocabulary's tokenizer
+static void tokenize_fragments(const struct llama_vocab * v, const char * text, const struct fragvec * frags,
+                               text_tokenizer tokenize, struct tokvec * out) {
+    for (size_t i = 0; i < frags->n; ++i) {
+        const struct fragment * f = &frags->d[i];
+        if (f->token != LLAMA_TOKEN_NULL) {
+            tv_push(out, f->token);
+        } else {
+            tokenize(v, text + f->off, f->len, out);
+        }
+    }
+}
+
+// tokenizes s[0..n) with its spaces escaped as U+2581 (and one more in front with space_prefix), through buf;
+// false when out of memory (out is then marked)
+static bool tokenize_escaped(const struct llama_vocab * v, struct sbuf * buf, const char * s, size_t n,
+                             bool space_prefix, text_tokenizer tokenize, struct tokvec * out) {
+    buf->n = 0;
+    if (space_prefix) {
+        sb_add(buf, "\xe2\x96\x81", 3);
+    }
+    escape_spaces(buf, s, n);
+    if (buf->oom) {
+        out->oom = true;
+        return false;
+    }
+    tokenize(v, buf->d, buf->n, out);
+    return true;
+}
+
 static bool vocab_tokenize(const struct llama_vocab * v, const char * text, size_t len, bool add_special,
                            bool parse_special, struct tokvec * out) {
     struct fragvec frags = { NULL, 0, 0, false };
@@ -1185,22 +1216,13 @@ static bool vocab_tokenize(const struct llama_vocab * v, const char * text, size
                     prev_special = true;
                     continue;
                 }
-                buf.n = 0;
-                if (v->add_space_prefix && prev_special) {
-                    sb_add(&buf, "\xe2\x96\x81", 3);
-                }
-                escape_spaces(&buf, text + f->off, f->len);
-                if (buf.oom) {
-                    out->oom = true;
+                if (!tokenize_escaped(v, &buf, text + f->off, f->len, v->add_space_prefix && prev_special,
+                                      spm_tokenize, out)) {
                     break;
                 }
-                spm_tokenize(v, buf.d, buf.n, out);
                 prev_special = false;
             }
-            if (add_special && v->add_bos && out->n >= 2 && out->d[1] == v->bos) {
-                LOG_WARN("%s: Added a BOS token to the prompt as specified by the model but the prompt also starts "
-                         "with a BOS token. So now the final prompt starts with 2 BOS tokens.\n", __func__);
-            }
+            warn_double_bos(v, add_special, out);
             if (add_special && v->add_eos) {
                 tv_push(out, v->eos);
             }
@@ -1216,13 +1238,9 @@ static bool vocab_tokenize(const struct llama_vocab * v, const char * text, size
                     continue;
                 }
                 if (v->escape_whitespaces) {
-                    buf.n = 0;
-                    escape_spaces(&buf, text + f->off, f->len);
-                    if (buf.oom) {
-                        out->oom = true;
+                    if (!tokenize_escaped(v, &buf, text + f->off, f->len, false, bpe_tokenize, out)) {
                         break;
                     }
-                    bpe_tokenize(v, buf.d, buf.n, out);
                 } else {
                     bpe_tokenize(v, text + f->off, f->len, out);
                 }
@@ -1230,23 +1248,13 @@ static bool vocab_tokenize(const struct llama_vocab * v, const char * text, size
             if (add_special && v->add_eos) {
                 tv_push(out, v->eos);
             }
-            if (add_special && v->add_bos && out->n >= 2 && out->d[1] == v->bos) {
-                LOG_WARN("%s: Added a BOS token to the prompt as specified by the model but the prompt also starts "
-                         "with a BOS token. So now the final prompt starts with 2 BOS tokens.\n", __func__);
-            }
+            warn_double_bos(v, add_special, out);
         } break;
         case LLAMA_VOCAB_TYPE_WPM: {
             if (add_special && v->bos != LLAMA_TOKEN_NULL) {
                 tv_push(out, v->bos);
             }
-            for (size_t i = 0; i < frags.n; ++i) {
-                const struct fragment * f = &frags.d[i];
-                if (f->token != LLAMA_TOKEN_NULL) {
-                    tv_push(out, f->token);
-                } else {
-                    wpm_tokenize(v, text + f->off, f->len, out);
-                }
-            }
+            tokenize_fragments(v, text, &frags, wpm_tokenize, out);
             if (add_special && v->sep != LLAMA_TOKEN_NULL) {
                 tv_push(out, v->sep);
             }
@@ -1255,27 +1263,13 @@ static bool vocab_tokenize(const struct llama_vocab * v, const char * text, size
             if (add_special && v->add_bos) {
                 tv_push(out, v->bos);
             }
-            for (size_t i = 0; i < frags.n; ++i) {
-                const struct fragment * f = &frags.d[i];
-                if (f->token != LLAMA_TOKEN_NULL) {
-                    tv_push(out, f->token);
-                } else {
-                    ugm_tokenize(v, text + f->off, f->len, out);
-                }
-            }
+            tokenize_fragments(v, text, &frags, ugm_tokenize, out);
             if (add_special && v->add_eos) {
                 tv_push(out, v->eos);
             }
         } break;
         case LLAMA_VOCAB_TYPE_RWKV: {
-            for (size_t i = 0; i < frags.n; ++i) {
-                const struct fragment * f = &frags.d[i];
-                if (f->token != LLAMA_TOKEN_NULL) {
-                    tv_push(out, f->token);
-                } else {
-                    rwkv_tokenize(v, text + f->off, f->len, out);
-                }
-            }
+            tokenize_fragments(v, text, &frags, rwkv_tokenize, out);
         } break;
         default:
             break;

@@ -16,24 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool push_tokens(llama_token ** arr, int32_t * n, int32_t * cap, const llama_token * t, int32_t k) {
-    if (*n + k > *cap) {
-        int32_t c = *cap ? *cap : 256;
-        while (c < *n + k) {
-            c *= 2;
-        }
-        llama_token * p = realloc(*arr, (size_t) c * sizeof(*p));
-        if (!p) {
-            return false;
-        }
-        *arr = p;
-        *cap = c;
-    }
-    memcpy(*arr + *n, t, (size_t) k * sizeof(*t));
-    *n += k;
-    return true;
-}
-
 int main(int argc, char ** argv) {
     struct common_params params = common_params_default();
     if (!common_params_parse(argc, argv, &params, LLAMA_EXAMPLE_LOOKUP, NULL)) {
@@ -134,34 +116,14 @@ int main(int argc, char ** argv) {
         llama_set_sampler(ctx, 0, common_sampler_get(smpl));
     }
 
-    {
-        char * text = common_detokenize(vocab, hist, n_hist, false);
-        if (text) {
-            LOG("%s", text);
-            free(text);
-        }
-    }
+    common_log_tokens_text(vocab, hist, n_hist);
 
     const int32_t n_input = n_hist;
     const int64_t t_enc_start = llama_time_us();
     // everything but the last prompt token; the loop decodes that one together with the draft. No output is
     // requested: with backend sampling every output draws from the seeded stream, even one nobody reads
-    if (n_hist > 1) {
-        struct llama_batch b = llama_batch_init(n_hist - 1, 0, 1);
-        if (!b.token) {
-            LOG_ERR("%s: out of memory\n", __func__);
-            goto done;
-        }
-        const llama_seq_id seq = 0;
-        for (int32_t i = 0; i < n_hist - 1; i++) {
-            common_batch_add(&b, hist[i], i, &seq, 1, false);
-        }
-        const int rc = llama_decode(ctx, b);
-        llama_batch_free(b);
-        if (rc != 0) {
-            LOG_ERR("%s: prompt decode failed\n", __func__);
-            goto done;
-        }
+    if (n_hist > 1 && !common_decode_no_output(ctx, hist, n_hist - 1)) {
+        goto done;
     }
     const int64_t t_enc_end = llama_time_us();
 
@@ -215,7 +177,7 @@ int main(int argc, char ** argv) {
         }
         n_drafted += n_cur;
         n_accept  += (int64_t) n_ids - 1;
-        if (!push_tokens(&hist, &n_hist, &cap_hist, ids, (int32_t) n_ids)) {
+        if (!common_tokens_append(&hist, &n_hist, &cap_hist, ids, (int32_t) n_ids)) {
             LOG_ERR("%s: out of memory\n", __func__);
             goto done;
         }
@@ -228,19 +190,8 @@ int main(int argc, char ** argv) {
             }
             t_draft_us += llama_time_us() - t1;
         }
-        for (size_t i = 0; i < n_ids && n_out < n_predict; i++) {
-            if (!push_tokens(&out_ids, &n_out, &cap_out, &ids[i], 1)) {
-                goto done;
-            }
-            if (llama_vocab_is_eog(vocab, ids[i])) {
-                has_eos = true;
-                break;
-            }
-            char * piece = common_token_to_piece(vocab, ids[i], params.special, NULL);
-            if (piece) {
-                LOG("%s", piece);
-                free(piece);
-            }
+        if (!common_emit_tokens(vocab, ids, n_ids, params.special, n_predict, &out_ids, &n_out, &cap_out, &has_eos)) {
+            goto done;
         }
         // the verified id_last and the accepted drafts stay in the KV cache; rejected draft positions go
         n_past += (int32_t) n_ids;
@@ -261,10 +212,7 @@ int main(int argc, char ** argv) {
     }
 
     LOG("\n\n");
-    const double t_enc = (double) (t_enc_end - t_enc_start) / 1e6;
-    const double t_dec = (double) (t_dec_end - t_dec_start) / 1e6;
-    LOG_INF("encoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_input, t_enc, t_enc > 0 ? n_input / t_enc : 0.0);
-    LOG_INF("decoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_out, t_dec, t_dec > 0 ? n_out / t_dec : 0.0);
+    common_log_speed(n_input, t_enc_end - t_enc_start, n_out, t_dec_end - t_dec_start);
     LOG_INF("\n");
     LOG_INF("n_draft      = %d\n", n_draft);
     LOG_INF("n_predict    = %d\n", n_out);
@@ -278,11 +226,7 @@ int main(int argc, char ** argv) {
     LOG_INF("\ntarget:\n\n");
     common_perf_print(ctx, smpl);
     // machine-readable: the generated ids (tests compare these across runs)
-    fprintf(stderr, "ids:");
-    for (int32_t i = 0; i < n_out; i++) {
-        fprintf(stderr, " %d", out_ids[i]);
-    }
-    fprintf(stderr, "\n");
+    common_print_ids(out_ids, n_out);
     ret = 0;
 
 done:

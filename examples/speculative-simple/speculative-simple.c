@@ -12,24 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool push_tokens(llama_token ** arr, int32_t * n, int32_t * cap, const llama_token * t, int32_t k) {
-    if (*n + k > *cap) {
-        int32_t c = *cap ? *cap : 256;
-        while (c < *n + k) {
-            c *= 2;
-        }
-        llama_token * p = realloc(*arr, (size_t) c * sizeof(*p));
-        if (!p) {
-            return false;
-        }
-        *arr = p;
-        *cap = c;
-    }
-    memcpy(*arr + *n, t, (size_t) k * sizeof(*t));
-    *n += k;
-    return true;
-}
-
 int main(int argc, char ** argv) {
     struct common_params params = common_params_default();
     if (!common_params_parse(argc, argv, &params, LLAMA_EXAMPLE_SPECULATIVE, NULL)) {
@@ -111,38 +93,18 @@ int main(int argc, char ** argv) {
         llama_set_sampler(ctx_tgt, 0, common_sampler_get(smpl));
     }
 
-    {
-        char * text = common_detokenize(vocab, inp, n_inp, false);
-        if (text) {
-            LOG("%s", text);
-            free(text);
-        }
-    }
+    common_log_tokens_text(vocab, inp, n_inp);
 
     const int64_t t_enc_start = llama_time_us();
     // everything but the last prompt token; the loop decodes that one together with the draft. No output is
     // requested: with -bs and one output per sequence (no draft) the dist sampler draws for every output at
     // decode time, so an unread output would use up a draw and shift the seeded stream
-    if (n_inp > 1) {
-        struct llama_batch b = llama_batch_init(n_inp - 1, 0, 1);
-        if (!b.token) {
-            LOG_ERR("%s: out of memory\n", __func__);
-            goto done;
-        }
-        const llama_seq_id seq = 0;
-        for (int32_t i = 0; i < n_inp - 1; i++) {
-            common_batch_add(&b, inp[i], i, &seq, 1, false);
-        }
-        const int rc = llama_decode(ctx_tgt, b);
-        llama_batch_free(b);
-        if (rc != 0) {
-            LOG_ERR("%s: prompt decode failed\n", __func__);
-            goto done;
-        }
+    if (n_inp > 1 && !common_decode_no_output(ctx_tgt, inp, n_inp - 1)) {
+        goto done;
     }
     const int64_t t_enc_end = llama_time_us();
 
-    if (!push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, inp, n_inp - 1)) {
+    if (!common_tokens_append(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, inp, n_inp - 1)) {
         goto done;
     }
     llama_token id_last = inp[n_inp - 1];
@@ -189,23 +151,12 @@ int main(int argc, char ** argv) {
         n_drafted += n_draft;
         n_accept  += (int64_t) n_ids - 1;
         common_speculative_accept(spec, (int32_t) n_ids - 1);
-        if (!push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, &id_last, 1) ||
-            !push_tokens(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, ids, (int32_t) n_ids - 1)) {
+        if (!common_tokens_append(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, &id_last, 1) ||
+            !common_tokens_append(&prompt_tgt, &n_prompt_tgt, &cap_prompt_tgt, ids, (int32_t) n_ids - 1)) {
             goto done;
         }
-        for (size_t i = 0; i < n_ids && n_out < n_predict; i++) {
-            if (!push_tokens(&out_ids, &n_out, &cap_out, &ids[i], 1)) {
-                goto done;
-            }
-            if (llama_vocab_is_eog(vocab, ids[i])) {
-                has_eos = true;
-                break;
-            }
-            char * piece = common_token_to_piece(vocab, ids[i], params.special, NULL);
-            if (piece) {
-                LOG("%s", piece);
-                free(piece);
-            }
+        if (!common_emit_tokens(vocab, ids, n_ids, params.special, n_predict, &out_ids, &n_out, &cap_out, &has_eos)) {
+            goto done;
         }
         id_last = ids[n_ids - 1];
         // id_last and the accepted drafts are in the KV now; the rejected draft positions are dropped
@@ -215,10 +166,7 @@ int main(int argc, char ** argv) {
     const int64_t t_dec_end = llama_time_us();
     LOG("\n\n");
 
-    const double t_enc = (double) (t_enc_end - t_enc_start) / 1e6;
-    const double t_dec = (double) (t_dec_end - t_dec_start) / 1e6;
-    LOG_INF("encoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_inp, t_enc, t_enc > 0 ? n_inp / t_enc : 0.0);
-    LOG_INF("decoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_out, t_dec, t_dec > 0 ? n_out / t_dec : 0.0);
+    common_log_speed(n_inp, t_enc_end - t_enc_start, n_out, t_dec_end - t_dec_start);
     LOG_INF("\n");
     LOG_INF("n_draft   = %d\n", n_draft_max);
     LOG_INF("n_predict = %d\n", n_out);
@@ -227,13 +175,7 @@ int main(int argc, char ** argv) {
     LOG_INF("accept    = %.3f%%\n", n_drafted > 0 ? 100.0 * (double) n_accept / (double) n_drafted : 0.0);
     LOG_INF("n_steps   = %lld\n", (long long) n_steps);
     // machine-readable: the generated ids (tests compare these across runs)
-    {
-        fprintf(stderr, "ids:");
-        for (int32_t i = 0; i < n_out; i++) {
-            fprintf(stderr, " %d", out_ids[i]);
-        }
-        fprintf(stderr, "\n");
-    }
+    common_print_ids(out_ids, n_out);
     ret = 0;
 
 done:

@@ -258,13 +258,7 @@ int main(int argc, char ** argv) {
         LOG_ERR("%s: prompt too long (%d tokens, max %d)\n", __func__, n_inp, (int32_t) llama_n_ctx(ctx_tgt) - 4);
         goto done;
     }
-    {
-        char * text = common_detokenize(vocab_tgt, inp, n_inp, false);
-        if (text) {
-            LOG("%s", text);
-            free(text);
-        }
-    }
+    common_log_tokens_text(vocab_tgt, inp, n_inp);
 
     const int64_t t_enc_start = llama_time_us();
     // eval the prompt with both models; the target's last prompt token alone, so its output is index 0
@@ -432,15 +426,9 @@ int main(int argc, char ** argv) {
                 has_eos = true;
             }
             ++n_predict;
-            if (n_out == cap_out) {
-                llama_token * p = realloc(out_ids, (size_t) cap_out * 2 * sizeof(*p));
-                if (!p) {
-                    goto done;
-                }
-                out_ids = p;
-                cap_out *= 2;
+            if (!common_tokens_append(&out_ids, &n_out, &cap_out, &token_id, 1)) {
+                goto done;
             }
-            out_ids[n_out++] = token_id;
             if (!has_eos) {
                 char * piece = common_token_to_piece(vocab_tgt, token_id, params.special, NULL);
                 if (piece) {
@@ -635,10 +623,7 @@ int main(int argc, char ** argv) {
     const int64_t t_dec_end = llama_time_us();
     LOG("\n\n");
 
-    const double t_enc = (double) (t_enc_end - t_enc_start) / 1e6;
-    const double t_dec = (double) (t_dec_end - t_dec_start) / 1e6;
-    LOG_INF("encoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_inp, t_enc, t_enc > 0 ? n_inp / t_enc : 0.0);
-    LOG_INF("decoded %4d tokens in %8.3f seconds, speed: %8.3f t/s\n", n_predict, t_dec, t_dec > 0 ? n_predict / t_dec : 0.0);
+    common_log_speed(n_inp, t_enc_end - t_enc_start, n_predict, t_dec_end - t_dec_start);
     LOG_INF("\n");
     LOG_INF("n_draft   = %d\n", n_draft);
     LOG_INF("n_predict = %d\n", n_predict);
@@ -652,11 +637,7 @@ int main(int argc, char ** argv) {
     LOG_INF("target:\n\n");
     common_perf_print(ctx_tgt, smpl);
     // machine-readable: the generated ids (tests compare these across runs)
-    fprintf(stderr, "ids:");
-    for (int32_t i = 0; i < n_out; i++) {
-        fprintf(stderr, " %d", out_ids[i]);
-    }
-    fprintf(stderr, "\n");
+    common_print_ids(out_ids, n_out);
     ret = 0;
 
 done:

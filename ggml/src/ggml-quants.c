@@ -399,10 +399,11 @@ static float fit_q3(int n, int nmax, const float * GGML_RESTRICT x, int8_t * GGM
 // Affine fit x ~ scale*L - min with L in [0, nmax] (ggml's make_qkx2_quants). Tries nstep+1 grids whose
 // level count is stretched by rmin + rdelta*is and keeps the weighted least-squares (scale, min) of the
 // best one. Note that an accepted candidate's min becomes the origin of the following grids, as in ggml.
-// Returns the scale; *neg_min receives -min (>= 0).
+// use_mad weighs absolute instead of squared errors; clamp_first (make_qkx3) clamps a grid level before
+// rounding it, so a min near max cannot overflow the rounding. Returns the scale; *neg_min receives -min (>= 0).
 static float fit_affine(int n, int nmax, const float * GGML_RESTRICT x, const float * GGML_RESTRICT w,
                         uint8_t * GGML_RESTRICT L, float * GGML_RESTRICT neg_min, uint8_t * GGML_RESTRICT Laux,
-                        float rmin, float rdelta, int nstep, bool use_mad) {
+                        float rmin, float rdelta, int nstep, bool use_mad, bool clamp_first) {
     float mn = x[0];
     float mx = x[0];
     float sum_w = w[0];
@@ -439,7 +440,13 @@ static float fit_affine(int n, int nmax, const float * GGML_RESTRICT x, const fl
         iscale = (rmin + rdelta*(float) is + (float) nmax)/(mx - mn);
         float sum_l = 0, sum_l2 = 0, sum_xl = 0;
         for (int i = 0; i < n; ++i) {
-            const int l = QMAX(0, QMIN(nmax, round_nearest(iscale*(x[i] - mn))));
+            const float v = iscale*(x[i] - mn);
+            int l;
+            if (clamp_first) {
+                l = v > 0 ? round_nearest(QMIN(v, (float) nmax)) : 0;
+            } else {
+                l = QMAX(0, QMIN(nmax, round_nearest(v)));
+            }
             Laux[i] = (uint8_t) l;
             sum_l  += w[i]*(float) l;
             sum_l2 += w[i]*(float) l*(float) l;
@@ -539,7 +546,7 @@ void quantize_row_q2_K_ref(const float * GGML_RESTRICT x, block_q2_K * GGML_REST
             for (int l = 0; l < 16; ++l) {
                 weights[l] = fabsf(x[16*j + l]);
             }
-            scales[j] = fit_affine(16, 3, x + 16*j, weights, L + 16*j, &mins[j], Laux, -0.5f, 0.1f, 15, true);
+            scales[j] = fit_affine(16, 3, x + 16*j, weights, L + 16*j, &mins[j], Laux, -0.5f, 0.1f, 15, true, false);
             if (scales[j] > max_scale) max_scale = scales[j];
             if (mins[j]   > max_min)   max_min   = mins[j];
         }
@@ -698,7 +705,7 @@ static void qk_fit_subblocks(const float * GGML_RESTRICT x, int nmax, float rmin
         for (int l = 0; l < 32; ++l) {
             weights[l] = av_x + fabsf(x[32*j + l]);
         }
-        scales[j] = fit_affine(32, nmax, x + 32*j, weights, L + 32*j, &mins[j], Laux, rmin, rdelta, nstep, false);
+        scales[j] = fit_affine(32, nmax, x + 32*j, weights, L + 32*j, &mins[j], Laux, rmin, rdelta, nstep, false, false);
         if (scales[j] > *max_scale) *max_scale = scales[j];
         if (mins[j]   > *max_min)   *max_min   = mins[j];
     }
@@ -790,42 +797,38 @@ void quantize_row_q5_K_ref(const float * GGML_RESTRICT x, block_q5_K * GGML_REST
     }
 }
 
+// one Q4_K or Q5_K super-block: 8 sub-blocks of 32, each d*scale*q - dmin*min with 6-bit scale and min;
+// q is the 4-bit nibble, plus 16 from bit j of qh in sub-block j for Q5_K (qh NULL for Q4_K)
+static void dequantize_block_k4_k5(ggml_half d16, ggml_half dmin16, const uint8_t * GGML_RESTRICT scales,
+                                   const uint8_t * GGML_RESTRICT qs, const uint8_t * GGML_RESTRICT qh,
+                                   float * GGML_RESTRICT y) {
+    const float d   = half_to_f32(d16);
+    const float min = half_to_f32(dmin16);
+    for (int j = 0; j < QK_K/32; ++j) {
+        uint8_t sc, m;
+        get_scale_min_k4(j, scales, &sc, &m);
+        const float dl = d * (float) sc;
+        const float ml = min * (float) m;
+        const uint8_t * ql = qs + 32*(j/2);
+        const int shift = 4*(j%2);
+        for (int l = 0; l < 32; ++l) {
+            const int q = ((ql[l] >> shift) & 0xF) + (qh && ((qh[l] >> j) & 1) ? 16 : 0);
+            y[32*j + l] = dl * (float) q - ml;
+        }
+    }
+}
+
 void dequantize_row_q4_K(const block_q4_K * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; i++) {
-        const float d   = half_to_f32(x[i].d);
-        const float min = half_to_f32(x[i].dmin);
-        for (int j = 0; j < QK_K/32; ++j) {
-            uint8_t sc, m;
-            get_scale_min_k4(j, x[i].scales, &sc, &m);
-            const float dl = d * (float) sc;
-            const float ml = min * (float) m;
-            const uint8_t * q = x[i].qs + 32*(j/2);
-            const int shift = 4*(j%2);
-            for (int l = 0; l < 32; ++l) {
-                y[i*QK_K + 32*j + l] = dl * (float)((q[l] >> shift) & 0xF) - ml;
-            }
-        }
+        dequantize_block_k4_k5(x[i].d, x[i].dmin, x[i].scales, x[i].qs, NULL, y + i*QK_K);
     }
 }
 
 void dequantize_row_q5_K(const block_q5_K * GGML_RESTRICT x, float * GGML_RESTRICT y, int64_t k) {
     const int64_t nb = k / QK_K;
     for (int64_t i = 0; i < nb; i++) {
-        const float d   = half_to_f32(x[i].d);
-        const float min = half_to_f32(x[i].dmin);
-        for (int j = 0; j < QK_K/32; ++j) {
-            uint8_t sc, m;
-            get_scale_min_k4(j, x[i].scales, &sc, &m);
-            const float dl = d * (float) sc;
-            const float ml = min * (float) m;
-            const uint8_t * ql = x[i].qs + 32*(j/2);
-            const int shift = 4*(j%2);
-            for (int l = 0; l < 32; ++l) {
-                const int q = ((ql[l] >> shift) & 0xF) + ((x[i].qh[l] >> j) & 1 ? 16 : 0);
-                y[i*QK_K + 32*j + l] = dl * (float) q - ml;
-            }
-        }
+        dequantize_block_k4_k5(x[i].d, x[i].dmin, x[i].scales, x[i].qs, x[i].qh, y + i*QK_K);
     }
 }
 
@@ -1125,82 +1128,17 @@ void dequantize_row_iq4_xs(const block_iq4_xs * GGML_RESTRICT x, float * GGML_RE
 // With an importance matrix (one weight per column, from llama-imatrix) llama-quantize takes these
 // instead of the reference paths; each weighs element j by qw[j] * sqrt(sigma2 + x[j]^2).
 
-// Affine fit with weights (ggml's make_qkx3_quants; weights == NULL means x^2), as fit_affine but with
-// the error always squared and levels clamped before rounding so a min near max cannot overflow.
+// Affine fit with weights (ggml's make_qkx3_quants; weights == NULL means x^2): fit_affine with the error
+// always squared and levels clamped before rounding. n <= 32 (one sub-block).
 static float fit_affine_w(int n, int nmax, const float * GGML_RESTRICT x, const float * GGML_RESTRICT weights,
                           uint8_t * GGML_RESTRICT L, float * GGML_RESTRICT neg_min, uint8_t * GGML_RESTRICT Laux,
                           float rmin, float rdelta, int nstep) {
-    float mn = x[0];
-    float mx = x[0];
-    float sum_w = weights ? weights[0] : x[0]*x[0];
-    float sum_x = sum_w * x[0];
-    for (int i = 1; i < n; ++i) {
-        if (x[i] < mn) mn = x[i];
-        if (x[i] > mx) mx = x[i];
-        const float w = weights ? weights[i] : x[i]*x[i];
-        sum_w += w;
-        sum_x += w * x[i];
-    }
-    if (mn > 0) {
-        mn = 0;
-    }
-    if (mx <= mn) {
-        memset(L, 0, (size_t) n);
-        *neg_min = -mn;
-        return 0.f;
-    }
-    float iscale = (float) nmax/(mx - mn);
-    float scale  = 1/iscale;
-    float best_mad = 0;
+    float w[32];
+    GGML_ASSERT(n <= 32);
     for (int i = 0; i < n; ++i) {
-        const int l = round_nearest(iscale*(x[i] - mn));
-        L[i] = (uint8_t) QMAX(0, QMIN(nmax, l));
-        float diff = scale * (float) L[i] + mn - x[i];
-        diff = diff*diff;
-        const float w = weights ? weights[i] : x[i]*x[i];
-        best_mad += w * diff;
+        w[i] = weights ? weights[i] : x[i]*x[i];
     }
-    if (nstep < 1) {
-        *neg_min = -mn;
-        return scale;
-    }
-    for (int is = 0; is <= nstep; ++is) {
-        iscale = (rmin + rdelta*(float) is + (float) nmax)/(mx - mn);
-        float sum_l = 0, sum_l2 = 0, sum_xl = 0;
-        for (int i = 0; i < n; ++i) {
-            const float v = iscale*(x[i] - mn);
-            const int   l = v > 0 ? round_nearest(QMIN(v, (float) nmax)) : 0;
-            Laux[i] = (uint8_t) l;
-            const float w = weights ? weights[i] : x[i]*x[i];
-            sum_l  += w*(float) l;
-            sum_l2 += w*(float) l*(float) l;
-            sum_xl += w*(float) l*x[i];
-        }
-        const float D = sum_w * sum_l2 - sum_l * sum_l;
-        if (D > 0) {
-            float this_scale = (sum_w * sum_xl - sum_x * sum_l)/D;
-            float this_min   = (sum_l2 * sum_x - sum_l * sum_xl)/D;
-            if (this_min > 0) {
-                this_min   = 0;
-                this_scale = sum_xl / sum_l2;
-            }
-            float mad = 0;
-            for (int i = 0; i < n; ++i) {
-                float diff = this_scale * (float) Laux[i] + this_min - x[i];
-                diff = diff*diff;
-                const float w = weights ? weights[i] : x[i]*x[i];
-                mad += w * diff;
-            }
-            if (mad < best_mad) {
-                memcpy(L, Laux, (size_t) n);
-                best_mad = mad;
-                scale = this_scale;
-                mn    = this_min;
-            }
-        }
-    }
-    *neg_min = -mn;
-    return scale;
+    return fit_affine(n, nmax, x, w, L, neg_min, Laux, rmin, rdelta, nstep, false, true);
 }
 
 // Fit of non-negative values (sub-block scales or mins) to levels [0, nmax] with weights

@@ -4,6 +4,7 @@
 //   llama-tokenize -m MODEL (-p TEXT | -f FILE | --stdin) [--ids] [--show-count] [--no-bos] [--no-escape]
 //                  [--no-parse-special] [--log-disable]
 
+#include "common.h"
 #include "llama.h"
 
 #include <stdbool.h>
@@ -38,37 +39,6 @@ static void quiet_log(enum ggml_log_level level, const char * text, void * user_
     (void) level;
     (void) text;
     (void) user_data;
-}
-
-// reads a whole stream; NULL on error
-static char * read_all(FILE * f, size_t * len) {
-    size_t cap = 1 << 16, n = 0;
-    char * buf = malloc(cap);
-    if (!buf) {
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            char * nb = realloc(buf, cap);
-            if (!nb) {
-                free(buf);
-                return NULL;
-            }
-            buf = nb;
-        }
-        const size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0) {
-            break;
-        }
-    }
-    if (ferror(f)) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
 }
 
 static int hex_value(char c) {
@@ -175,14 +145,14 @@ int main(int argc, char ** argv) {
             fprintf(stderr, "Error: could not open file '%s' for reading\n", prompt_file);
             return 1;
         }
-        prompt = read_all(f, &prompt_len);
+        prompt = common_read_stream(f, &prompt_len);
         fclose(f);
         if (!prompt) {
             fprintf(stderr, "Error: could not read file '%s'\n", prompt_file);
             return 1;
         }
     } else if (from_stdin) {
-        prompt = read_all(stdin, &prompt_len);
+        prompt = common_read_stream(stdin, &prompt_len);
         if (!prompt) {
             fprintf(stderr, "Error: could not read standard input\n");
             return 1;
