@@ -100,23 +100,31 @@ static const char * cpu_buft_get_name(ggml_backend_buffer_type_t buft) {
     return "CPU";
 }
 
-static ggml_backend_buffer_t cpu_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
+ggml_backend_buffer_t ggml_cpu_alloc_aligned_buffer(ggml_backend_buffer_type_t buft, struct ggml_backend_buffer_i iface,
+                                                    size_t size) {
     size_t padded;
     if (ggml_add_overflow_size(size, CPU_TENSOR_ALIGNMENT - 1, &padded)) {
         GGML_LOG_ERROR("%s: size %zu overflows\n", __func__, size);
         return NULL;
     }
     padded -= padded % CPU_TENSOR_ALIGNMENT;
+    if (padded == 0) {
+        padded = CPU_TENSOR_ALIGNMENT; // aligned_alloc(.., 0) may return NULL
+    }
     void * data = aligned_alloc(CPU_TENSOR_ALIGNMENT, padded);
     if (data == NULL) {
         GGML_LOG_ERROR("%s: failed to allocate buffer of size %.2f MiB\n", __func__, size / 1024.0 / 1024.0);
         return NULL;
     }
-    ggml_backend_buffer_t buf = ggml_backend_buffer_init(buft, cpu_buffer_i, data, size);
+    ggml_backend_buffer_t buf = ggml_backend_buffer_init(buft, iface, data, size);
     if (buf == NULL) {
         free(data);
     }
     return buf;
+}
+
+static ggml_backend_buffer_t cpu_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
+    return ggml_cpu_alloc_aligned_buffer(buft, cpu_buffer_i, size);
 }
 
 static size_t cpu_buft_get_alignment(ggml_backend_buffer_type_t buft) {

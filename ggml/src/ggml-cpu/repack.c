@@ -184,25 +184,7 @@ static const char * repack_buft_get_name(ggml_backend_buffer_type_t buft) {
 }
 
 static ggml_backend_buffer_t repack_buft_alloc_buffer(ggml_backend_buffer_type_t buft, size_t size) {
-    size_t padded;
-    if (ggml_add_overflow_size(size, REPACK_ALIGNMENT - 1, &padded)) {
-        GGML_LOG_ERROR("%s: size %zu overflows\n", __func__, size);
-        return NULL;
-    }
-    padded -= padded % REPACK_ALIGNMENT;
-    if (padded == 0) {
-        padded = REPACK_ALIGNMENT; // aligned_alloc(.., 0) may return NULL
-    }
-    void * data = aligned_alloc(REPACK_ALIGNMENT, padded);
-    if (data == NULL) {
-        GGML_LOG_ERROR("%s: failed to allocate buffer of size %.2f MiB\n", __func__, size / 1024.0 / 1024.0);
-        return NULL;
-    }
-    ggml_backend_buffer_t buf = ggml_backend_buffer_init(buft, repack_buffer_i, data, size);
-    if (buf == NULL) {
-        free(data);
-    }
-    return buf;
+    return ggml_cpu_alloc_aligned_buffer(buft, repack_buffer_i, size);
 }
 
 static size_t repack_buft_get_alignment(ggml_backend_buffer_type_t buft) {

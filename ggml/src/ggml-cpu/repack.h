@@ -51,6 +51,12 @@ typedef void (*ggml_cpu_repack_gemv_t)(int64_t k, float * GGML_RESTRICT s, const
 // the gemv of an ISA (the ISA must be supported by the CPU); of the active ISA for isa = -1
 ggml_cpu_repack_gemv_t ggml_cpu_repack_gemv_q4_0(int isa);
 
+// a host buffer of at least size bytes, 64-byte aligned, freed by the iface's free_buffer (shared by the CPU
+// and CPU_REPACK buffer types; defined in ggml-cpu-backend.c)
+struct ggml_backend_buffer_i;
+ggml_backend_buffer_t ggml_cpu_alloc_aligned_buffer(ggml_backend_buffer_type_t buft, struct ggml_backend_buffer_i iface,
+                                                    size_t size);
+
 void ggml_cpu_repack_gemv_q4_0_scalar(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
                                       const void * GGML_RESTRICT y, int64_t ngroups);
 void ggml_cpu_repack_gemv_q4_0_avx2(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
