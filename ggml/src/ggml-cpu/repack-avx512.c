@@ -6,29 +6,19 @@
 #include "ggml-common.h"
 #include "ggml-impl.h"
 #include "quants-impl.h"
+#include "repack-x86.h"
 
 #include <immintrin.h>
 #include <string.h>
-
-// 8 * (sum of the block's 32 activations): what the unsigned nibbles (q + 8) add beyond (q - 8) * y
-static inline int32_t act_corr(const block_q8_0 * y) {
-    const __m256i v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) y->qs), _mm256_set1_epi8((char) 0x80));
-    const __m256i s = _mm256_sad_epu8(v, _mm256_setzero_si256()); // sums of y + 128 per 8 bytes
-    const __m128i t = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    const int64_t sum = _mm_cvtsi128_si64(t) + _mm_extract_epi64(t, 1) - 32 * 128;
-    return (int32_t) (8 * sum);
-}
-
-#define SEG 256 // activation blocks whose corrections are computed at once
 
 void ggml_cpu_repack_gemv_q4_0_avx512(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
                                       const void * GGML_RESTRICT y, int64_t ngroups) {
     const int64_t nb = k / QK8_0;
     const block_q8_0 * yb = y;
     const __m512i m4 = _mm512_set1_epi8(0x0f);
-    int32_t corr[SEG];
-    for (int64_t b0 = 0; b0 < nb; b0 += SEG) {
-        const int64_t b1 = b0 + SEG < nb ? b0 + SEG : nb;
+    int32_t corr[REPACK_SEG];
+    for (int64_t b0 = 0; b0 < nb; b0 += REPACK_SEG) {
+        const int64_t b1 = b0 + REPACK_SEG < nb ? b0 + REPACK_SEG : nb;
         for (int64_t b = b0; b < b1; b++) {
             corr[b - b0] = act_corr(yb + b);
         }
