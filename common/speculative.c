@@ -4,6 +4,7 @@
 #include "ngram-cache.h"
 #include "ngram-map.h"
 #include "ngram-mod.h"
+#include "sampling.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -643,4 +644,26 @@ void common_speculative_accept(struct common_speculative * spec, int32_t n_accep
             break;
     }
     spec->last_type = COMMON_SPECULATIVE_TYPE_NONE;
+}
+
+size_t common_speculative_verify(struct llama_context * ctx, struct common_sampler * smpl, struct llama_batch * batch,
+                                 llama_seq_id seq, llama_pos n_past, llama_token id_last, const llama_token * draft,
+                                 int32_t n_draft, const int * idxs, llama_token * ids) {
+    common_batch_clear(batch);
+    common_batch_add(batch, id_last, n_past, &seq, 1, true);
+    for (int32_t i = 0; i < n_draft; i++) {
+        common_batch_add(batch, draft[i], n_past + 1 + i, &seq, 1, true);
+    }
+    if (llama_decode(ctx, *batch) != 0) {
+        LOG_ERR("%s: target decode failed\n", __func__);
+        return 0;
+    }
+    const size_t n_ids = common_sampler_sample_and_accept_n(smpl, ctx, idxs, draft, (size_t) n_draft, ids, true);
+    if (n_ids == 0) {
+        LOG_ERR("%s: sampling failed\n", __func__);
+        return 0;
+    }
+    // id_last and the accepted drafts stay in the KV cache; the rejected draft positions go
+    llama_memory_seq_rm(llama_get_memory(ctx), seq, n_past + (llama_pos) n_ids, -1);
+    return n_ids;
 }

@@ -57,6 +57,15 @@ int32_t common_speculative_gen_draft(struct common_speculative * spec, const lla
 // reports that n_accepted of the last draft were accepted (ngram-map-k and ngram-mod adapt to it)
 void common_speculative_accept(struct common_speculative * spec, int32_t n_accepted);
 
+// One verification step of speculative decoding on sequence seq: decodes id_last at n_past followed by the
+// n_draft drafted tokens, all with outputs, samples with smpl until the first token that differs from the draft
+// (common_sampler_sample_and_accept_n; idxs = 0..n_draft, ids has room for n_draft + 1), and drops the rejected
+// draft positions from the KV cache (everything from n_past + result on). Returns the number of ids, 0 on error.
+struct common_sampler;
+size_t common_speculative_verify(struct llama_context * ctx, struct common_sampler * smpl, struct llama_batch * batch,
+                                 llama_seq_id seq, llama_pos n_past, llama_token id_last, const llama_token * draft,
+                                 int32_t n_draft, const int * idxs, llama_token * ids);
+
 #ifdef __cplusplus
 }
 #endif

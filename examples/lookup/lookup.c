@@ -161,18 +161,9 @@ int main(int argc, char ** argv) {
         t_draft_us += llama_time_us() - t0;
         const int32_t n_cur = len - 1;
 
-        common_batch_clear(&batch_tgt);
-        const llama_seq_id seq = 0;
-        for (int32_t i = 0; i <= n_cur; i++) {
-            common_batch_add(&batch_tgt, draft[i], n_past + i, &seq, 1, true);
-        }
-        if (llama_decode(ctx, batch_tgt) != 0) {
-            LOG_ERR("%s: target decode failed\n", __func__);
-            goto done;
-        }
-        const size_t n_ids = common_sampler_sample_and_accept_n(smpl, ctx, idxs, draft + 1, (size_t) n_cur, ids, true);
+        const size_t n_ids = common_speculative_verify(ctx, smpl, &batch_tgt, 0, n_past, id_last, draft + 1, n_cur,
+                                                       idxs, ids);
         if (n_ids == 0) {
-            LOG_ERR("%s: sampling failed\n", __func__);
             goto done;
         }
         n_drafted += n_cur;
@@ -193,9 +184,7 @@ int main(int argc, char ** argv) {
         if (!common_emit_tokens(vocab, ids, n_ids, params.special, n_predict, &out_ids, &n_out, &cap_out, &has_eos)) {
             goto done;
         }
-        // the verified id_last and the accepted drafts stay in the KV cache; rejected draft positions go
         n_past += (int32_t) n_ids;
-        llama_memory_seq_rm(llama_get_memory(ctx), 0, n_past, -1);
     }
     const int64_t t_dec_end = llama_time_us();
 

@@ -132,19 +132,9 @@ int main(int argc, char ** argv) {
         if (n_draft > n_predict - n_out - 1) {
             n_draft = n_predict - n_out - 1 > 0 ? n_predict - n_out - 1 : 0;
         }
-        common_batch_clear(&batch_tgt);
-        const llama_seq_id seq = 0;
-        common_batch_add(&batch_tgt, id_last, n_past, &seq, 1, true);
-        for (int32_t i = 0; i < n_draft; i++) {
-            common_batch_add(&batch_tgt, draft[i], n_past + 1 + i, &seq, 1, true);
-        }
-        if (llama_decode(ctx_tgt, batch_tgt) != 0) {
-            LOG_ERR("%s: target decode failed\n", __func__);
-            goto done;
-        }
-        const size_t n_ids = common_sampler_sample_and_accept_n(smpl, ctx_tgt, idxs, draft, (size_t) n_draft, ids, true);
+        const size_t n_ids = common_speculative_verify(ctx_tgt, smpl, &batch_tgt, 0, n_past, id_last, draft, n_draft,
+                                                       idxs, ids);
         if (n_ids == 0) {
-            LOG_ERR("%s: sampling failed\n", __func__);
             goto done;
         }
         n_steps++;
@@ -159,9 +149,7 @@ int main(int argc, char ** argv) {
             goto done;
         }
         id_last = ids[n_ids - 1];
-        // id_last and the accepted drafts are in the KV now; the rejected draft positions are dropped
         n_past += (int32_t) n_ids;
-        llama_memory_seq_rm(llama_get_memory(ctx_tgt), 0, n_past, -1);
     }
     const int64_t t_dec_end = llama_time_us();
     LOG("\n\n");
