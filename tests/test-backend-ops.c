@@ -16,6 +16,9 @@
 #include "gguf.h"
 #include "ggml-cpu/ggml-cpu-kernels.h"
 #include "ggml-cpu/ops-attn.h"
+#include "ggml-cpu/repack.h"
+#include "ggml-alloc.h"
+#include "ggml-backend.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -1677,6 +1680,51 @@ static double perf_time_graph(struct ggml_cgraph * gf, int n_threads, struct ggm
     return best;
 }
 
+// times W(4096x4096, type) x X(4096xN) for N = 1, 8, 512; a matvec graph holds enough distinct W to exceed
+// the last-level cache (>= 256 MiB). With repack the weights live in a CPU_REPACK buffer.
+static void perf_mul_mat_type(enum ggml_type type, bool repack, int n_threads, struct ggml_threadpool * tp, double bw) {
+    const int64_t cols[] = { 1, 8, 512 };
+    const size_t wbytes = ggml_row_size(type, 4096) * 4096;
+    char name[32];
+    snprintf(name, sizeof(name), "%s%s", ggml_type_name(type), repack ? "/r" : "");
+    for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+        const int n_w = cols[c] == 1 ? (int) ((((size_t) 256 << 20) + wbytes - 1) / wbytes) : 1;
+        struct ggml_context * ctx = new_ctx((wbytes >> 20) + 64 + 16 * (size_t) cols[c] * 2);
+        struct ggml_init_params wp = { ggml_tensor_overhead() * (size_t) (n_w + 1), NULL, true };
+        struct ggml_context * ctx_w = ggml_init(wp);
+        struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4096, cols[c]);
+        struct ggml_tensor * w_src = ggml_new_tensor_2d(ctx, type, 4096, 4096);
+        rng_seed(1);
+        fill(x, -1, 1);
+        fill(w_src, -1, 1);
+        struct ggml_cgraph * gf = ggml_new_graph(ctx);
+        struct ggml_tensor * ws[64];
+        for (int i = 0; i < n_w && i < 64; i++) {
+            ws[i] = ggml_new_tensor_2d(ctx_w, type, 4096, 4096);
+            ggml_build_forward_expand(gf, ggml_mul_mat(ctx, ws[i], x));
+        }
+        ggml_backend_buffer_type_t buft = repack ? ggml_backend_cpu_repack_buffer_type() : ggml_backend_cpu_buffer_type();
+        ggml_backend_buffer_t buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx_w, buft);
+        if (buf == NULL) {
+            printf("%-9s: out of memory\n", name);
+            ggml_free(ctx_w);
+            ggml_free(ctx);
+            return;
+        }
+        for (int i = 0; i < n_w && i < 64; i++) {
+            ggml_backend_tensor_set(ws[i], w_src->data, 0, wbytes);
+        }
+        const double dt = perf_time_graph(gf, n_threads, tp, cols[c] >= 512 ? 1 : 5) / n_w;
+        const double flop = 2.0 * 4096.0 * 4096.0 * (double) cols[c];
+        const double gbs = (double) wbytes / dt / 1e9;
+        printf("%-9s %5" PRId64 " %10.3f %10.1f %10.1f %7.0f%%\n", name, cols[c], dt * 1e3, flop / dt / 1e9, gbs,
+               cols[c] == 1 ? 100.0 * gbs / bw : 0.0);
+        ggml_backend_buffer_free(buf);
+        ggml_free(ctx_w);
+        ggml_free(ctx);
+    }
+}
+
 static int perf_main(int n_threads) {
     struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
     struct ggml_threadpool * tp = ggml_threadpool_new(&tpp);
@@ -1696,40 +1744,23 @@ static int perf_main(int n_threads) {
     }
     printf("memory read bandwidth (%d threads): %.1f GB/s\n", n_threads, bw);
 
-    // W 4096x4096; matvec graphs hold enough distinct W to exceed the last-level cache (>= 256 MiB)
+    // W 4096x4096; each type plain, and again in the CPU_REPACK buffer when that layout takes it (how the
+    // loader stores matmul weights for token generation)
     const enum ggml_type types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K, GGML_TYPE_F16, GGML_TYPE_F32 };
-    const int64_t cols[] = { 1, 8, 512 };
-    printf("%-6s %5s %10s %10s %10s %8s   (%d threads, W 4096x4096)\n", "type", "N", "ms/W", "GFLOP/s", "GB/s(W)", "%bw", n_threads);
+    printf("%-9s %5s %10s %10s %10s %8s   (%d threads, W 4096x4096, /r = CPU_REPACK)\n", "type", "N", "ms/W", "GFLOP/s",
+           "GB/s(W)", "%bw", n_threads);
     for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
         if (ggml_cpu_get_kernels(types[t])->vec_dot == NULL) {
-            printf("%-6s: no kernel\n", ggml_type_name(types[t]));
+            printf("%-9s: no kernel\n", ggml_type_name(types[t]));
             continue;
         }
-        const size_t wbytes = ggml_row_size(types[t], 4096) * 4096;
-        for (size_t c = 0; c < 3; c++) {
-            const int n_w = cols[c] == 1 ? (int) ((((size_t) 256 << 20) + wbytes - 1) / wbytes) : 1;
-            struct ggml_context * ctx = new_ctx((size_t) n_w * (wbytes >> 20) + 64 + 16 * (size_t) cols[c] * 2);
-            struct ggml_tensor * x = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4096, cols[c]);
-            rng_seed(1);
-            fill(x, -1, 1);
-            struct ggml_cgraph * gf = ggml_new_graph(ctx);
-            struct ggml_tensor * w0 = NULL;
-            for (int i = 0; i < n_w; i++) {
-                struct ggml_tensor * w = ggml_new_tensor_2d(ctx, types[t], 4096, 4096);
-                if (w0 == NULL) {
-                    fill(w, -1, 1);
-                    w0 = w;
-                } else {
-                    memcpy(w->data, w0->data, wbytes);
-                }
-                ggml_build_forward_expand(gf, ggml_mul_mat(ctx, w, x));
-            }
-            const double dt = perf_time_graph(gf, n_threads, tp, cols[c] >= 512 ? 1 : 5) / n_w;
-            const double flop = 2.0 * 4096.0 * 4096.0 * (double) cols[c];
-            const double gbs = (double) wbytes / dt / 1e9;
-            printf("%-6s %5" PRId64 " %10.3f %10.1f %10.1f %7.0f%%\n", ggml_type_name(types[t]), cols[c], dt * 1e3,
-                   flop / dt / 1e9, gbs, cols[c] == 1 ? 100.0 * gbs / bw : 0.0);
-            ggml_free(ctx);
+        perf_mul_mat_type(types[t], false, n_threads, tp, bw);
+        struct ggml_tensor probe = { .type = types[t], .ne = { 4096, 4096, 1, 1 } };
+        probe.nb[0] = ggml_type_size(types[t]);
+        probe.nb[1] = ggml_row_size(types[t], 4096);
+        probe.nb[2] = probe.nb[3] = probe.nb[1] * 4096;
+        if (ggml_cpu_repack_supported(&probe)) {
+            perf_mul_mat_type(types[t], true, n_threads, tp, bw);
         }
     }
     ggml_threadpool_free(tp);
