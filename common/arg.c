@@ -681,12 +681,84 @@ static const char * h_model(struct common_params * p, const char * v) {
 
 static const char * h_parallel(struct common_params * p, const char * v) {
     long long n;
-    if (!parse_i64(v, &n) || n < 1 || n > 4096) {
-        return arg_errorf("invalid number of parallel sequences '%s' (expected 1..4096)", v);
+    if (!parse_i64(v, &n) || n < -1 || n == 0 || n > 4096) {
+        return arg_errorf("invalid number of parallel sequences '%s' (expected 1..4096, or -1 = auto)", v);
     }
-    p->n_parallel = (int32_t) n;
-    p->n_parallel_explicit = true;
+    // -1: the program's automatic choice (llama-server: 4 slots sharing a unified KV cache)
+    p->n_parallel = n < 0 ? 1 : (int32_t) n;
+    p->n_parallel_explicit = n > 0;
     return NULL;
+}
+
+//
+// server handlers
+//
+
+static const char * h_timeout(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < 0 || n > INT32_MAX) {
+        return arg_errorf("invalid timeout '%s' (expected seconds >= 0)", v);
+    }
+    p->timeout_read  = (int32_t) n;
+    p->timeout_write = (int32_t) n;
+    return NULL;
+}
+
+static const char * add_api_key(struct common_params * p, const char * key, size_t len) {
+    if (len == 0) {
+        return NULL; // empty entries (",,", blank lines) are skipped
+    }
+    char ** grown = realloc(p->api_keys, ((size_t) p->n_api_keys + 1) * sizeof(char *));
+    if (!grown) {
+        return "out of memory";
+    }
+    p->api_keys = grown;
+    p->api_keys[p->n_api_keys] = strndup(key, len);
+    if (!p->api_keys[p->n_api_keys]) {
+        return "out of memory";
+    }
+    p->n_api_keys++;
+    return NULL;
+}
+
+// --api-key: a comma-separated list
+static const char * h_api_key(struct common_params * p, const char * v) {
+    for (const char * s = v; *s;) {
+        const char * e = strchr(s, ',');
+        const size_t len = e ? (size_t) (e - s) : strlen(s);
+        const char * err = add_api_key(p, s, len);
+        if (err) {
+            return err;
+        }
+        s += len + (e ? 1 : 0);
+    }
+    return NULL;
+}
+
+// --api-key-file: one key per line, surrounding blanks dropped, blank lines skipped
+static const char * h_api_key_file(struct common_params * p, const char * v) {
+    size_t len = 0;
+    char * text = common_read_file(v, &len);
+    if (!text) {
+        return arg_errorf("failed to open API key file '%s': %s", v, strerror(errno));
+    }
+    const char * err = NULL;
+    for (char * line = text; !err && line < text + len;) {
+        char * nl = memchr(line, '\n', (size_t) (text + len - line));
+        char * end = nl ? nl : text + len;
+        char * b = line;
+        while (b < end && isspace((unsigned char) *b)) {
+            b++;
+        }
+        char * e = end;
+        while (e > b && isspace((unsigned char) e[-1])) {
+            e--;
+        }
+        err = add_api_key(p, b, (size_t) (e - b));
+        line = nl ? nl + 1 : text + len;
+    }
+    free(text);
+    return err;
 }
 
 //
@@ -765,7 +837,7 @@ static const struct common_arg k_args[] = {
       NULL, 0, ARG_FALSE, OFF(warmup), NO_RANGE, NULL, GROUP_COMMON, 0 },
     { {"--warmup", NULL}, NULL, "warm up the model with an empty run (default)",
       NULL, 0, ARG_TRUE, OFF(warmup), NO_RANGE, NULL, GROUP_COMMON, 0 },
-    { {"-np", "--parallel", NULL}, "N", "number of parallel sequences to decode (default: 1)",
+    { {"-np", "--parallel", NULL}, "N", "number of parallel sequences to decode (default: 1; llama-server: -1 = auto, 4 slots)",
       "LLAMA_ARG_N_PARALLEL", 0, ARG_FN, 0, NO_RANGE, h_parallel, GROUP_COMMON, 0 },
     { {"-ns", "--sequences", NULL}, "N", "number of sequences to decode (default: 1)",
       NULL, EX(LLAMA_EXAMPLE_PARALLEL), ARG_INT, OFF(n_sequences), 1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
@@ -936,9 +1008,41 @@ static const struct common_arg k_args[] = {
     { {"--port", NULL}, "PORT", "port to listen (default: 8080)",
       "LLAMA_ARG_PORT", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(port), 0, 65535, NULL, GROUP_EXAMPLE, 0 },
     { {"-to", "--timeout", NULL}, "N", "server read/write timeout in seconds (default: 600)",
-      "LLAMA_ARG_TIMEOUT", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(timeout_read), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+      "LLAMA_ARG_TIMEOUT", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_timeout, GROUP_EXAMPLE, 0 },
     { {"--threads-http", NULL}, "N", "number of threads used to process HTTP requests (default: -1)",
-      "LLAMA_ARG_THREADS_HTTP", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(n_threads_http), -1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+      "LLAMA_ARG_THREADS_HTTP", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(n_threads_http), -1, 1024, NULL, GROUP_EXAMPLE, 0 },
+    { {"--http-max-body", NULL}, "N", "largest accepted request body in bytes (llama.c; default: 16777216)",
+      NULL, EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(http_max_body), 1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--cache-reuse", NULL}, "N", "min chunk size to attempt reusing from the cache via KV shifting (default: 0)\n"
+      "(accepted; this server reuses the common prefix only)",
+      "LLAMA_ARG_CACHE_REUSE", EX(LLAMA_EXAMPLE_SERVER), ARG_INT, OFF(n_cache_reuse), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"-a", "--alias", NULL}, "STRING", "set alias for model name (to be used by REST API); comma-separated for several",
+      "LLAMA_ARG_ALIAS", EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(model_alias), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--api-key", NULL}, "KEY", "API key to use for authentication, multiple keys can be provided as a comma-separated list (default: none)",
+      "LLAMA_API_KEY", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_api_key, GROUP_EXAMPLE, 0 },
+    { {"--api-key-file", NULL}, "FNAME", "path to file containing API keys (default: none)",
+      "", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_api_key_file, GROUP_EXAMPLE, 0 },
+    { {"--metrics", NULL}, NULL, "enable prometheus compatible metrics endpoint (default: disabled)",
+      "LLAMA_ARG_ENDPOINT_METRICS", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(endpoint_metrics), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--props", NULL}, NULL, "enable changing global properties via POST /props (default: disabled)",
+      "LLAMA_ARG_ENDPOINT_PROPS", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(endpoint_props), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--slots", NULL}, NULL, "enable slots monitoring endpoint (default: enabled)",
+      "LLAMA_ARG_ENDPOINT_SLOTS", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(endpoint_slots), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--no-slots", NULL}, NULL, "disables slots monitoring endpoint",
+      "LLAMA_ARG_NO_ENDPOINT_SLOTS", EX(LLAMA_EXAMPLE_SERVER), ARG_FALSE, OFF(endpoint_slots), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--slot-save-path", NULL}, "PATH", "path to save slot kv cache (default: disabled; slot save/restore is not implemented)",
+      "", EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(slot_save_path), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--chat-template", NULL}, "JINJA_TEMPLATE", "set custom chat template (default: template taken from model's metadata)\n"
+      "only the built-in templates of llama_chat_apply_template are supported here",
+      "LLAMA_ARG_CHAT_TEMPLATE", EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(chat_template), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--jinja", NULL}, NULL, "use jinja template for chat (default: enabled; accepted, the built-in templates are used)",
+      "LLAMA_ARG_JINJA", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(use_jinja), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--no-jinja", NULL}, NULL, "disable jinja template for chat",
+      "LLAMA_ARG_NO_JINJA", EX(LLAMA_EXAMPLE_SERVER), ARG_FALSE, OFF(use_jinja), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--webui", NULL}, NULL, "enable the Web UI (default: enabled; accepted, no Web UI is built)",
+      "LLAMA_ARG_WEBUI", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(webui), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--no-webui", NULL}, NULL, "disable the Web UI",
+      "LLAMA_ARG_NO_WEBUI", EX(LLAMA_EXAMPLE_SERVER), ARG_FALSE, OFF(webui), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
 
     { {"--spec-type", NULL}, "none,draft-simple,draft-eagle3,draft-mtp,ngram-simple,ngram-map-k,ngram-map-k4v,ngram-mod,ngram-cache",
       "comma-separated list of types of speculative decoding to use (default: none)\n"

@@ -277,7 +277,11 @@ struct common_params common_params_default(void) {
     p.timeout_read   = 600;
     p.timeout_write  = 600;
     p.n_threads_http = -1;
+    p.http_max_body  = 16 * 1024 * 1024;
     p.hostname       = dup_str("127.0.0.1");
+    p.use_jinja      = true;
+    p.webui          = true;
+    p.endpoint_slots = true;
 
     return p;
 }
@@ -326,6 +330,15 @@ void common_params_free(struct common_params * p) {
     free_str(&p->embd_sep);
     free_str(&p->cls_sep);
     free_str(&p->hostname);
+    free_str(&p->model_alias);
+    free_str(&p->chat_template);
+    free_str(&p->slot_save_path);
+    for (int i = 0; i < p->n_api_keys; i++) {
+        free(p->api_keys[i]);
+    }
+    free(p->api_keys);
+    p->api_keys   = NULL;
+    p->n_api_keys = 0;
 }
 
 void common_init(void) {

@@ -36,3 +36,16 @@ if (TARGET llama-server AND Python3_FOUND)
                      --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
     set_tests_properties(test-server-compat PROPERTIES LABELS server TIMEOUT 600)
 endif()
+
+# issue #9: --context-shift (llama.cpp's rule, checked against a fresh decode of the kept context); the server's
+# flags from common/arg.c, the native stream's final event and the /props, /v1/models fields
+if (TARGET llama-server AND Python3_FOUND)
+    add_test(NAME test-server-ctx-shift
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_ctx_shift.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-ctx-shift PROPERTIES LABELS server TIMEOUT 600)
+    add_test(NAME test-server-parity
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_parity.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-parity PROPERTIES LABELS server TIMEOUT 600)
+endif()

@@ -27,8 +27,6 @@
 // llama.c has no build numbering yet; same value as common.h's LLAMA_C_BUILD_NUMBER / LLAMA_C_COMMIT
 #define SERVER_BUILD_INFO "b1-unknown"
 
-#define SERVER_DEFAULT_MAX_BODY ((size_t) 16 * 1024 * 1024)
-
 //
 // logging (server-utils.c; to move onto common/log.h once the programs share it)
 //
@@ -45,44 +43,13 @@ void server_llama_log_cb(enum ggml_log_level level, const char * text, void * ud
 #define SRV_ERR(...) server_log("srv  E ", __VA_ARGS__)
 
 //
-// parameters (server-params.c)
+// parameters (server-params.c): common_params from common/arg.c's table (LLAMA_EXAMPLE_SERVER) plus the server's
+// post-parse defaults (-np auto, --threads-http auto, -md alone = draft-simple)
 //
 
-struct server_params {
-    char * model_path;
-    char * alias;
-    char * host;
-    int    port;
-    int    timeout;
-    int    n_threads_http;
-    char ** api_keys;
-    size_t n_api_keys;
-    bool   endpoint_metrics;
-    bool   endpoint_slots;
-    bool   endpoint_props;   // POST /props (changing properties)
-    int    n_parallel;       // -1 = auto (4, unified KV)
-    bool   kv_unified;
-    int    n_ctx;            // 0 = from the model
-    int    n_batch;
-    int    n_ubatch;
-    int    n_threads;
-    int    flash_attn;       // llama_flash_attn_type
-    int    type_k, type_v;   // ggml_type of the KV cache
-    bool   embedding;        // embeddings-only server (--embedding)
-    int    pooling;          // llama_pooling_type; -1 = the model's
-    char * chat_template;
-    size_t max_body;
-    bool   backend_sampling; // -bs: each slot's sampler chain runs inside llama_decode where it can
-
-    // speculative decoding: -md (draft.mparams.path, owned), --spec-type, --spec-draft-n-max/-n-min/-p-min,
-    // -td (draft.cpuparams.n_threads), -cd (draft.n_ctx), -ctkd/-ctvd
-    struct common_params_speculative speculative;
-};
-
-// 0 = ok, 1 = printed help, -1 = error (message printed). p is always initialized (free it with
-// server_params_free).
-int  server_params_parse(int argc, char ** argv, struct server_params * p);
-void server_params_free(struct server_params * p);
+// 0 = ok, 1 = printed help/version, -1 = error (message printed). p is always initialized (free it with
+// common_params_free).
+int  server_params_parse(int argc, char ** argv, struct common_params * p);
 
 //
 // server state
@@ -129,6 +96,7 @@ struct server_slot {
     json_t * probs;
     const char * stop_type;
     char * stopping_word;
+    bool    truncated;          // the context filled up: generation stopped there, or (--context-shift) shifted
     int64_t t_start_prompt, t_start_gen;
     double  t_prompt_ms, t_gen_ms;
     char    oai_id[40];
@@ -164,7 +132,7 @@ struct server_metrics {
 };
 
 struct server_context {
-    struct server_params params;
+    struct common_params params;
     struct server_http * http;
     struct server_queue  queue;
 
@@ -223,9 +191,9 @@ bool server_tokenize_mixed(const struct llama_vocab * vocab, const json_t * cont
 int64_t server_now_us(void);
 // the name the API reports (malloc'd, NULL when out of memory): llama.cpp's rule, the lexicographically
 // smallest of the comma-separated -a aliases, else the model file's base name
-char *   server_model_name(const struct server_params * p);
+char *   server_model_name(const struct common_params * p);
 // the -a aliases as a sorted JSON array of distinct strings ([] without -a)
-json_t * server_model_aliases(const struct server_params * p);
+json_t * server_model_aliases(const struct common_params * p);
 // appends d[0..len) to the NUL-terminated growing string *s
 bool server_sb_add(char ** s, size_t * n, size_t * cap, const char * d, size_t len);
 

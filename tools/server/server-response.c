@@ -79,6 +79,12 @@ json_t * server_final_json(const struct server_context * sc, const struct server
         return o;
     }
     json_decref(logprobs);
+    // llama.cpp: a stream's final event carries no text, tokens or probabilities (the partial events had them)
+    const bool stream = s->task->stream != NULL;
+    if (stream) {
+        json_decref(content);
+        content = json_string("");
+    }
     json_t * o = json_pack("{s:o, s:i, s:i, s:b, s:s, s:i, s:i, s:o, s:o, s:b, s:b, s:s, s:s, s:i, s:o}",
                            "content", content,
                            "id_slot", s->id,
@@ -90,7 +96,7 @@ json_t * server_final_json(const struct server_context * sc, const struct server
                            "generation_settings", server_slot_params_to_json(&s->params),
                            "prompt", prompt_text(sc, s),
                            "has_new_line", (int) s->has_new_line,
-                           "truncated", 0,
+                           "truncated", (int) s->truncated,
                            "stop_type", s->stop_type ? s->stop_type : "none",
                            "stopping_word", s->stopping_word ? s->stopping_word : "",
                            "tokens_cached", s->n_cache,
@@ -100,11 +106,12 @@ json_t * server_final_json(const struct server_context * sc, const struct server
     if (gs && json_is_array(stop)) {
         json_object_set_new(gs, "stop", json_deep_copy(stop));
     }
-    json_object_set(o, "tokens", s->return_tokens ? s->gen_tokens : json_array());
-    if (!s->return_tokens) {
-        json_decref(json_object_get(o, "tokens"));
+    if (s->return_tokens && !stream) {
+        json_object_set(o, "tokens", s->gen_tokens);
+    } else {
+        json_object_set_new(o, "tokens", json_array());
     }
-    if (s->params.n_probs > 0) {
+    if (s->params.n_probs > 0 && !stream && json_array_size(s->probs) > 0) {
         json_object_set(o, "completion_probabilities", s->probs);
     }
     return o;

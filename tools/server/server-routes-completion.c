@@ -56,12 +56,12 @@ static bool read_oai_logprobs(const json_t * body, int mode, int max_probs, stru
 bool server_read_slot_params(const struct server_context * sc, const json_t * body, int mode,
                              struct server_slot_params * p, struct sj_err * err) {
     const int n_vocab = llama_vocab_n_tokens(sc->vocab);
-    *p = server_slot_params_default();
-    // the server's speculative settings are the defaults a request may narrow
+    // llama.cpp's request defaults come from the command line (sampling options, -n, --keep); the server's
+    // speculative settings are the defaults a request may narrow
+    *p = server_slot_params_from_common(&sc->params);
     p->speculative_n_max = sc->n_draft_max;
     p->speculative_n_min = sc->params.speculative.draft.n_min;
     p->speculative_p_min = sc->params.speculative.draft.p_min;
-    p->backend_sampling  = sc->params.backend_sampling;
     int64_t iv;
     double  dv;
 #define GET_I(key, field, lo, hi) do { iv = p->field; if (!sj_get_int(body, key, &iv, err)) return false; \
@@ -75,6 +75,8 @@ bool server_read_slot_params(const struct server_context * sc, const json_t * bo
         GET_I("max_completion_tokens", n_predict, -1, INT32_MAX);
     }
     GET_I("n_predict", n_predict, -1, INT32_MAX);
+    GET_I("n_keep", n_keep, -1, INT32_MAX);
+    GET_I("n_discard", n_discard, 0, INT32_MAX);
     GET_I("top_k", top_k, INT32_MIN, INT32_MAX);
     // top-n log-probabilities are computed per token on the inference thread: keep the work bounded
     GET_I("n_probs", n_probs, 0, n_vocab < 100 ? n_vocab : 100);

@@ -75,29 +75,34 @@ void server_handle_models(const struct server_http_req * req, struct server_http
 void server_handle_props(const struct server_http_req * req, struct server_http_res * res, void * ud) {
     (void) req;
     struct server_context * sc = ud;
-    struct server_slot_params defaults = server_slot_params_default();
+    struct server_slot_params defaults = server_slot_params_from_common(&sc->params);
     defaults.speculative_n_max = sc->n_draft_max;
     defaults.speculative_n_min = sc->params.speculative.draft.n_min;
     defaults.speculative_p_min = sc->params.speculative.draft.p_min;
-    defaults.backend_sampling  = sc->params.backend_sampling;
     size_t bos_len = 0, eos_len = 0;
     const llama_token bos = llama_vocab_bos(sc->vocab);
     const llama_token eos = llama_vocab_eos(sc->vocab);
     char * bos_txt = bos != LLAMA_TOKEN_NULL ? server_token_piece(sc->vocab, bos, &bos_len) : strdup("");
     char * eos_txt = eos != LLAMA_TOKEN_NULL ? server_token_piece(sc->vocab, eos, &eos_len) : strdup("");
     const char * tmpl = sc->chat_template ? sc->chat_template : "";
+    char ftype[128];
+    model_ftype_name(sc, ftype, sizeof(ftype));
+    // llama.cpp's fields in its order; no multimodal input and no web UI are built here ("webui" is the older
+    // name of "ui"); chat_template_caps stays empty: they come from a Jinja template, which this server lacks
     json_t * out = json_pack(
-        "{s:{s:o, s:i}, s:i, s:s, s:s, s:{s:b, s:b}, s:b, s:b, s:b, s:b, s:s, s:{}, s:o, s:o, s:s, s:b}",
+        "{s:{s:o, s:i}, s:i, s:s, s:s, s:s, s:{s:b, s:b, s:b}, s:b, s:b, s:b, s:b, s:b, s:s, s:{}, s:o, s:o, s:s, s:b}",
         "default_generation_settings",
             "params", server_slot_params_to_json(&defaults),
             "n_ctx",  sc->n_ctx_slot,
         "total_slots",      sc->n_slots,
         "model_alias",      sc->model_name ? sc->model_name : "",
-        "model_path",       sc->params.model_path,
-        "modalities",       "vision", 0, "audio", 0,
+        "model_ftype",      ftype,
+        "model_path",       sc->params.model.path,
+        "modalities",       "vision", 0, "video", 0, "audio", 0,
         "endpoint_slots",   (int) sc->params.endpoint_slots,
         "endpoint_props",   (int) sc->params.endpoint_props,
         "endpoint_metrics", (int) sc->params.endpoint_metrics,
+        "ui",               0,
         "webui",            0,
         "chat_template",    tmpl,
         "chat_template_caps",

@@ -96,6 +96,11 @@ struct common_sampler * server_sampler_init(const struct server_context * sc, co
                                             const struct server_slot_params * p) {
     const int n_vocab = llama_vocab_n_tokens(sc->vocab);
     struct common_params_sampling sp = common_params_sampling_default();
+    // the command line's sampler order (--samplers) and DRY breakers are the defaults a request may replace
+    sp.n_samplers = sc->params.sampling.n_samplers;
+    memcpy(sp.samplers, sc->params.sampling.samplers, sizeof(sp.samplers));
+    sp.n_dry_sequence_breakers = sc->params.sampling.n_dry_sequence_breakers;
+    memcpy(sp.dry_sequence_breakers, sc->params.sampling.dry_sequence_breakers, sizeof(sp.dry_sequence_breakers));
     sp.seed              = p->seed;
     sp.n_probs           = p->n_probs;
     sp.min_keep          = p->min_keep;

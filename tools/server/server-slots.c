@@ -71,9 +71,7 @@ void server_slot_finish(struct server_context * sc, struct server_slot * s) {
         }
         if (ok) {
             if (s->mode == COMPL_MODE_NATIVE) {
-                json_t * f = server_final_json(sc, s);
-                json_object_set_new(f, "content", json_string(""));
-                ok = server_stream_send(s, f);
+                ok = server_stream_send(s, server_final_json(sc, s));
             } else {
                 ok = server_stream_final_oai(sc, s);
             }
@@ -176,6 +174,7 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
     s->has_next_token = true;
     s->has_new_line = false;
     s->stop_type = NULL;
+    s->truncated = false;
     s->gen_tokens = json_array();
     s->probs = json_array();
     s->created = (int64_t) time(NULL);
@@ -337,8 +336,9 @@ void server_slot_on_token(struct server_context * sc, struct server_slot * s, ll
         server_slot_finish(sc, s);
         return;
     }
-    if (s->n_cache + 1 >= s->n_ctx) {
-        // the slot's context is full and there is no context shift
+    if (!sc->params.ctx_shift && s->n_cache + 1 >= s->n_ctx) {
+        // the slot's context is full and there is no context shift (with it, the next step shifts)
+        s->truncated = true;
         s->stop_type = "limit";
         server_slot_finish(sc, s);
         return;
@@ -392,6 +392,32 @@ void server_assign_deferred(struct server_context * sc) {
     }
 }
 
+// --context-shift, llama.cpp's rule: a generating slot whose context is full keeps its first n_keep tokens (the
+// request's n_keep, -1 = the whole prompt, plus one for BOS; at most n_ctx - 4), drops n_discard of the rest
+// (the request's n_discard, else half) and slides the remainder down in the KV cache and in its token list
+static void slot_context_shift(struct server_context * sc, struct server_slot * s) {
+    int n_keep = s->params.n_keep < 0 ? s->n_prompt : s->params.n_keep;
+    if (llama_vocab_get_add_bos(sc->vocab)) {
+        n_keep += 1;
+    }
+    n_keep = n_keep < s->n_ctx - 4 ? n_keep : s->n_ctx - 4;
+    if (n_keep < 0) {
+        n_keep = 0;
+    }
+    const int n_left = s->n_cache - n_keep;
+    int n_discard = s->params.n_discard ? s->params.n_discard : n_left / 2;
+    const int max_discard = n_left - 1 > 0 ? n_left - 1 : 0;
+    n_discard = n_discard < 0 ? 0 : n_discard > max_discard ? max_discard : n_discard;
+    SRV_WRN("slot %d: context shift, n_keep = %d, n_left = %d, n_discard = %d\n", s->id, n_keep, n_left, n_discard);
+    llama_memory_t mem = llama_get_memory(sc->ctx);
+    llama_memory_seq_rm(mem, s->id, n_keep, n_keep + n_discard);
+    llama_memory_seq_add(mem, s->id, n_keep + n_discard, s->n_cache, -n_discard);
+    memmove(s->cache + n_keep, s->cache + n_keep + n_discard,
+            (size_t) (s->n_cache - n_keep - n_discard) * sizeof(llama_token));
+    s->n_cache -= n_discard;
+    s->truncated = true;
+}
+
 // one step: every generating slot's last token (and draft) plus prompt chunks up to n_batch, one llama_decode
 void server_inference_step(struct server_context * sc) {
     struct llama_batch * b = &sc->batch;
@@ -406,6 +432,12 @@ void server_inference_step(struct server_context * sc) {
     }
     for (int i = 0; i < sc->n_slots; i++) {
         struct server_slot * s = &sc->slots[i];
+        if (sc->params.ctx_shift && s->state == SLOT_STATE_GENERATING && s->n_cache + 1 >= s->n_ctx) {
+            slot_context_shift(sc, s);
+        }
+    }
+    for (int i = 0; i < sc->n_slots; i++) {
+        struct server_slot * s = &sc->slots[i];
         s->i_batch = -1;
         s->n_draft = 0;
         if (s->state != SLOT_STATE_GENERATING || b->n_tokens >= sc->n_batch) {
@@ -414,7 +446,9 @@ void server_inference_step(struct server_context * sc) {
         // next_tok, plus a draft when the slot speculates
         server_spec_add_to_batch(sc, s, sc->n_batch - b->n_tokens);
     }
-    for (int i = 0; i < sc->n_slots && b->n_tokens < sc->n_batch; i++) {
+    // -nocb (llama.cpp): prompts are taken only into a batch that carries no generating slot's token
+    const bool take_prompts = sc->params.cont_batching || b->n_tokens == 0;
+    for (int i = 0; take_prompts && i < sc->n_slots && b->n_tokens < sc->n_batch; i++) {
         struct server_slot * s = &sc->slots[i];
         if (s->state != SLOT_STATE_PROCESSING_PROMPT) {
             continue;

@@ -92,8 +92,8 @@ bool server_spec_init_slot(struct server_context * sc, struct server_slot * s) {
         cp.n_outputs_max_per_seq = 1;
         cp.type_k         = d->cache_type_k;
         cp.type_v         = d->cache_type_v;
-        cp.flash_attn_type = (enum llama_flash_attn_type) sc->params.flash_attn;
-        const int nt = d->cpuparams.n_threads > 0 ? d->cpuparams.n_threads : sc->params.n_threads;
+        cp.flash_attn_type = (enum llama_flash_attn_type) sc->params.flash_attn_type;
+        const int nt = d->cpuparams.n_threads > 0 ? d->cpuparams.n_threads : sc->params.cpuparams.n_threads;
         if (nt > 0) {
             cp.n_threads       = nt;
             cp.n_threads_batch = nt;

@@ -1,5 +1,6 @@
 #include "server-task.h"
 
+#include "common.h"
 #include "llama.h"
 
 struct server_slot_params server_slot_params_default(void) {
@@ -40,6 +41,44 @@ struct server_slot_params server_slot_params_default(void) {
         .speculative_n_min   = 0,
         .speculative_p_min   = 0.75f,
     };
+    return p;
+}
+
+struct server_slot_params server_slot_params_from_common(const struct common_params * cp) {
+    struct server_slot_params p = server_slot_params_default();
+    const struct common_params_sampling * sp = &cp->sampling;
+    p.n_predict          = cp->n_predict;
+    p.n_keep             = cp->n_keep;
+    p.seed               = sp->seed;
+    p.ignore_eos         = sp->ignore_eos;
+    p.backend_sampling   = sp->backend_sampling;
+    p.temperature        = sp->temp;
+    p.dynatemp_range     = sp->dynatemp_range;
+    p.dynatemp_exponent  = sp->dynatemp_exponent;
+    p.top_k              = sp->top_k;
+    p.top_p              = sp->top_p;
+    p.min_p              = sp->min_p;
+    p.top_n_sigma        = sp->top_n_sigma;
+    p.xtc_probability    = sp->xtc_probability;
+    p.xtc_threshold      = sp->xtc_threshold;
+    p.typical_p          = sp->typ_p;
+    p.repeat_last_n      = sp->penalty_last_n;
+    p.repeat_penalty     = sp->penalty_repeat;
+    p.presence_penalty   = sp->penalty_present;
+    p.frequency_penalty  = sp->penalty_freq;
+    p.dry_multiplier     = sp->dry_multiplier;
+    p.dry_base           = sp->dry_base;
+    p.dry_allowed_length = sp->dry_allowed_length;
+    // common's default here (64) is not llama.cpp's (-1 = the context): only a --dry-penalty-last-n given on
+    // the command line replaces the server's default
+    if (sp->dry_penalty_last_n != common_params_sampling_default().dry_penalty_last_n) {
+        p.dry_penalty_last_n = sp->dry_penalty_last_n;
+    }
+    p.mirostat           = sp->mirostat;
+    p.mirostat_tau       = sp->mirostat_tau;
+    p.mirostat_eta       = sp->mirostat_eta;
+    p.n_probs            = sp->n_probs;
+    p.min_keep           = sp->min_keep;
     return p;
 }
 

@@ -50,5 +50,10 @@ struct server_slot_params {
 // llama.cpp's defaults (common_params_sampling + slot_params)
 struct server_slot_params server_slot_params_default(void);
 
+struct common_params;
+// the request defaults of a server started with these parameters: as llama.cpp, the command line's sampling
+// options (--temp, --top-k, -s, ...), -n and --keep (the speculative limits are set by the caller)
+struct server_slot_params server_slot_params_from_common(const struct common_params * cp);
+
 // the "params" object of /props and /slots; NULL when out of memory
 json_t * server_slot_params_to_json(const struct server_slot_params * p);

@@ -195,13 +195,13 @@ static int cmp_cstr(const void * a, const void * b) {
 }
 
 // llama.cpp splits -a at commas, strips each name and keeps them in a std::set (sorted, distinct)
-json_t * server_model_aliases(const struct server_params * p) {
+json_t * server_model_aliases(const struct common_params * p) {
     json_t * out = json_array();
-    if (!out || !p->alias) {
+    if (!out || !p->model_alias) {
         return out;
     }
-    char * copy = strdup(p->alias);
-    size_t cap = strlen(p->alias) / 2 + 1, n = 0;
+    char * copy = strdup(p->model_alias);
+    size_t cap = strlen(p->model_alias) / 2 + 1, n = 0;
     char ** names = calloc(cap, sizeof(char *));
     if (!copy || !names) {
         free(copy);
@@ -236,13 +236,13 @@ json_t * server_model_aliases(const struct server_params * p) {
     return out;
 }
 
-char * server_model_name(const struct server_params * p) {
+char * server_model_name(const struct common_params * p) {
     json_t * aliases = server_model_aliases(p);
     char * name = NULL;
     if (json_array_size(aliases) > 0) {
         name = strdup(json_string_value(json_array_get(aliases, 0)));
     } else {
-        const char * path = p->model_path ? p->model_path : "";
+        const char * path = p->model.path ? p->model.path : "";
         const char * slash = strrchr(path, '/');
         name = strdup(slash ? slash + 1 : path);
     }

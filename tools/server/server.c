@@ -98,7 +98,7 @@ static bool load_model(struct server_context * sc) {
     struct llama_model_params mp = llama_model_default_params();
     mp.progress_callback           = load_progress;
     mp.progress_callback_user_data = sc;
-    sc->model = llama_model_load_from_file(sc->params.model_path, mp);
+    sc->model = llama_model_load_from_file(sc->params.model.path, mp);
     if (!sc->model) {
         return false;
     }
@@ -115,9 +115,9 @@ static bool load_model(struct server_context * sc) {
     cp.n_ubatch   = (uint32_t) sc->params.n_ubatch;
     cp.n_seq_max  = (uint32_t) sc->params.n_parallel;
     cp.kv_unified = sc->params.kv_unified;
-    cp.flash_attn_type = (enum llama_flash_attn_type) sc->params.flash_attn;
-    cp.type_k     = (enum ggml_type) sc->params.type_k;
-    cp.type_v     = (enum ggml_type) sc->params.type_v;
+    cp.flash_attn_type = (enum llama_flash_attn_type) sc->params.flash_attn_type;
+    cp.type_k     = (enum ggml_type) sc->params.cache_type_k;
+    cp.type_v     = (enum ggml_type) sc->params.cache_type_v;
     cp.embeddings = sc->params.embedding;
     // the draft model and n_draft_max first: the target's output budget depends on them
     if (!server_spec_load(sc)) {
@@ -126,7 +126,7 @@ static bool load_model(struct server_context * sc) {
     // output budget (llama.cpp's server_output_limits): a pooled or embedding context outputs per sequence;
     // otherwise each slot may verify 1 + n_draft tokens in one batch
     if (sc->params.embedding ||
-        (sc->params.pooling != LLAMA_POOLING_TYPE_UNSPECIFIED && sc->params.pooling != LLAMA_POOLING_TYPE_NONE)) {
+        (sc->params.pooling_type != LLAMA_POOLING_TYPE_UNSPECIFIED && sc->params.pooling_type != LLAMA_POOLING_TYPE_NONE)) {
         cp.n_outputs_max         = (uint32_t) sc->params.n_batch;
         cp.n_outputs_max_per_seq = 1;
     } else {
@@ -135,14 +135,17 @@ static bool load_model(struct server_context * sc) {
         cp.n_outputs_max         = (uint32_t) (lim.total   > 1 ? lim.total   : 1);
         cp.n_outputs_max_per_seq = (uint32_t) (lim.per_seq > 1 ? lim.per_seq : 1);
     }
-    cp.pooling_type = (enum llama_pooling_type) sc->params.pooling;
+    cp.pooling_type = (enum llama_pooling_type) sc->params.pooling_type;
     if (sc->params.embedding) {
         // a pooled sequence has to fit one ubatch
         cp.n_ubatch = cp.n_batch;
     }
-    if (sc->params.n_threads > 0) {
-        cp.n_threads       = sc->params.n_threads;
-        cp.n_threads_batch = sc->params.n_threads;
+    // -t / -tb, resolved by the parser (default: the physical cores; -tb: same as -t)
+    if (sc->params.cpuparams.n_threads > 0) {
+        cp.n_threads = sc->params.cpuparams.n_threads;
+    }
+    if (sc->params.cpuparams_batch.n_threads > 0) {
+        cp.n_threads_batch = sc->params.cpuparams_batch.n_threads;
     }
     sc->ctx = llama_init_from_model(sc->model, cp);
     if (!sc->ctx) {
@@ -158,6 +161,11 @@ static bool load_model(struct server_context * sc) {
         SRV_ERR("%s: context size %d is too small for %d slots\n", __func__, sc->n_ctx, sc->params.n_parallel);
         return false;
     }
+    if (sc->params.ctx_shift && !llama_memory_can_shift(llama_get_memory(sc->ctx))) {
+        // as llama.cpp: a memory that cannot shift positions (recurrent, M-RoPE, ...) turns the option off
+        SRV_WRN("%s: the context does not support context shift, disabling it\n", __func__);
+        sc->params.ctx_shift = false;
+    }
     sc->n_batch = (int) llama_n_batch(sc->ctx);
     sc->batch = llama_batch_init(sc->n_batch, 0, 1);
 
@@ -172,14 +180,13 @@ static bool load_model(struct server_context * sc) {
         s->id_task        = -1;
         s->n_ctx          = sc->n_ctx_slot;
         s->state          = SLOT_STATE_IDLE;
-        s->params         = server_slot_params_default();
+        s->params         = server_slot_params_from_common(&sc->params);
         s->has_next_token = true;
         s->n_remain       = -1;
         s->i_batch        = -1;
         s->params.speculative_n_max = sc->n_draft_max;
         s->params.speculative_n_min = sc->params.speculative.draft.n_min;
         s->params.speculative_p_min = sc->params.speculative.draft.p_min;
-        s->params.backend_sampling  = sc->params.backend_sampling;
         if (!server_spec_init_slot(sc, s)) {
             return false;
         }
@@ -248,7 +255,7 @@ int main(int argc, char ** argv) {
 
     const int pr = server_params_parse(argc, argv, &sc->params);
     if (pr != 0) {
-        server_params_free(&sc->params);
+        common_params_free(&sc->params);
         return pr > 0 ? 0 : 1;
     }
 
@@ -266,13 +273,13 @@ int main(int argc, char ** argv) {
     sc->metrics.t_start = (int64_t) time(NULL);
 
     struct server_http_params hp = {
-        .host       = sc->params.host,
+        .host       = sc->params.hostname,
         .port       = sc->params.port,
         .n_threads  = sc->params.n_threads_http,
-        .timeout_s  = sc->params.timeout,
-        .max_body   = sc->params.max_body,
+        .timeout_s  = sc->params.timeout_read,
+        .max_body   = (size_t) sc->params.http_max_body,
         .api_keys   = (const char * const *) sc->params.api_keys,
-        .n_api_keys = sc->params.n_api_keys,
+        .n_api_keys = (size_t) sc->params.n_api_keys,
         .log_requests = server_log_verbosity > 0 && !server_log_disabled,
     };
     sc->http = server_http_init(&hp);
@@ -288,11 +295,11 @@ int main(int argc, char ** argv) {
         sig_thread_started = true;
     }
     if (!server_http_start(sc->http)) {
-        SRV_ERR("%s: couldn't bind HTTP server socket, hostname: %s, port: %d\n", __func__, sc->params.host,
+        SRV_ERR("%s: couldn't bind HTTP server socket, hostname: %s, port: %d\n", __func__, sc->params.hostname,
                 sc->params.port);
         goto done;
     }
-    SRV_INF("%s: HTTP server is listening, hostname: %s, port: %d, http threads: %d\n", __func__, sc->params.host,
+    SRV_INF("%s: HTTP server is listening, hostname: %s, port: %d, http threads: %d\n", __func__, sc->params.hostname,
             server_http_port(sc->http), sc->params.n_threads_http);
     SRV_INF("%s: loading model\n", __func__);
 
@@ -304,7 +311,7 @@ int main(int argc, char ** argv) {
     }
     server_http_set_ready(sc->http, true);
     SRV_INF("%s: model loaded\n", __func__);
-    SRV_INF("%s: server is listening on http://%s:%d - starting the main loop\n", __func__, sc->params.host,
+    SRV_INF("%s: server is listening on http://%s:%d - starting the main loop\n", __func__, sc->params.hostname,
             server_http_port(sc->http));
 
     inference_loop(sc);
@@ -339,6 +346,6 @@ done:
         llama_model_free(sc->model);
     }
     llama_backend_free();
-    server_params_free(&sc->params);
+    common_params_free(&sc->params);
     return rc;
 }
