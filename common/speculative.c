@@ -14,6 +14,9 @@
 #define SPEC_VOCAB_MAX_SIZE_DIFFERENCE 128
 // the first ids are control tokens whose texts vary between conversions: llama.cpp starts comparing here
 #define SPEC_VOCAB_CHECK_START_TOKEN_ID 5
+// llama.cpp's draft sampler is the chain { top_k(10) } (+ dist): the draft token is the best of those ten and its
+// probability, compared with --spec-draft-p-min, is its share among them
+#define SPEC_DRAFT_TOP_K 10
 
 struct common_speculative_output_limits common_speculative_get_output_limits(int32_t n_batch, int32_t n_parallel,
                                                                              int32_t n_draft) {
@@ -136,6 +139,9 @@ struct common_speculative {
 
     struct llama_batch batch;        // draft-model batch
     int32_t n_batch;
+    // --spec-draft-backend-sampling: the draft's top_k chain runs in the draft context's graph (seq 0); NULL when
+    // sampling on the CPU (flag off, or the context refused the chain)
+    struct llama_sampler * dft_chain;
 
     llama_token * prompt_dft;        // tokens whose KV the draft context holds (seq 0, positions 0..)
     int32_t n_prompt_dft;
@@ -173,6 +179,11 @@ void common_speculative_free(struct common_speculative * spec) {
     }
     if (spec->ctx_dft) {
         llama_batch_free(spec->batch);
+    }
+    if (spec->dft_chain) {
+        // detach first: the draft context outlives this state and must not keep a freed sampler
+        llama_set_sampler(spec->ctx_dft, 0, NULL);
+        llama_sampler_free(spec->dft_chain);
     }
     if (spec->has_map_k) {
         common_ngram_map_free(&spec->map_k);
@@ -222,6 +233,24 @@ static bool spec_init_ngram_cache(struct common_speculative * s, const struct co
         return false;
     }
     return true;
+}
+
+// attaches the draft chain to the draft context (seq 0); on refusal drafting stays on the CPU (same tokens)
+static void spec_draft_backend_init(struct common_speculative * s) {
+    struct llama_sampler * chain = llama_sampler_chain_init(llama_sampler_chain_default_params());
+    struct llama_sampler * top_k = chain ? llama_sampler_init_top_k(SPEC_DRAFT_TOP_K) : NULL;
+    if (!top_k) {
+        llama_sampler_free(chain);
+        LOG_WRN("common_speculative: out of memory for the draft backend sampler; sampling on the CPU\n");
+        return;
+    }
+    llama_sampler_chain_add(chain, top_k);
+    if (!llama_set_sampler(s->ctx_dft, 0, chain)) {
+        LOG_WRN("common_speculative: backend offload of the draft sampler failed; sampling on the CPU\n");
+        llama_sampler_free(chain);
+        return;
+    }
+    s->dft_chain = chain;
 }
 
 struct common_speculative * common_speculative_init(const struct common_params_speculative * params,
@@ -282,6 +311,9 @@ struct common_speculative * common_speculative_init(const struct common_params_s
             free(s);
             return NULL;
         }
+        if (params->draft.backend_sampling) {
+            spec_draft_backend_init(s);
+        }
     }
     if (spec_has_type(params, COMMON_SPECULATIVE_TYPE_NGRAM_MAP_K)) {
         common_ngram_map_init(&s->map_k, params->ngram_map_k.size_n, params->ngram_map_k.size_m, true,
@@ -320,25 +352,69 @@ static bool spec_prompt_reserve(struct common_speculative * s, int32_t n) {
     return true;
 }
 
-// argmax of the logits of output idx and its softmax probability
-static llama_token spec_greedy(struct llama_context * ctx, int32_t idx, float * prob) {
+// the best of n logits (the lowest index among equals) and its probability among the SPEC_DRAFT_TOP_K best:
+// llama.cpp's draft chain keeps ten candidates and renormalizes over them
+static int32_t spec_top_k_best(const float * logits, int32_t n, float * prob) {
+    float top[SPEC_DRAFT_TOP_K]; // the largest logits seen so far, descending
+    int32_t n_top = 0;
+    int32_t best = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const float v = logits[i];
+        if (v > logits[best]) {
+            best = i;
+        }
+        if (n_top == SPEC_DRAFT_TOP_K && !(v > top[n_top - 1])) {
+            continue;
+        }
+        int32_t j = n_top < SPEC_DRAFT_TOP_K ? n_top++ : n_top - 1;
+        while (j > 0 && top[j - 1] < v) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j] = v;
+    }
+    double sum = 0.0;
+    for (int32_t k = 0; k < n_top; k++) {
+        sum += exp((double) top[k] - (double) logits[best]);
+    }
+    *prob = sum > 0.0 ? (float) (1.0 / sum) : 0.0f;
+    return best;
+}
+
+// the draft token of output idx of the draft context and its probability (see spec_top_k_best); with the backend
+// chain the context already holds the ten candidates and their logits
+static llama_token spec_draft_pick(const struct common_speculative * s, int32_t idx, float * prob) {
+    struct llama_context * ctx = s->ctx_dft;
+    if (s->dft_chain) {
+        const float * logits = llama_get_sampled_logits_ith(ctx, idx);
+        const uint32_t n = llama_get_sampled_logits_count_ith(ctx, idx);
+        const llama_token * cand = llama_get_sampled_candidates_ith(ctx, idx);
+        if (logits && n > 0) {
+            // the candidates come in no particular order: among equal logits take the lowest token id, as the
+            // CPU path does
+            int32_t best = -1;
+            for (uint32_t i = 0; i < n; i++) {
+                const llama_token id = cand ? cand[i] : (llama_token) i;
+                if (best < 0 || logits[i] > logits[best] ||
+                    (logits[i] == logits[best] && id < (cand ? cand[best] : (llama_token) best))) {
+                    best = (int32_t) i;
+                }
+            }
+            double sum = 0.0;
+            for (uint32_t i = 0; i < n; i++) {
+                sum += exp((double) logits[i] - (double) logits[best]);
+            }
+            *prob = (float) (1.0 / sum);
+            return cand ? cand[best] : (llama_token) best;
+        }
+        // nothing sampled for this output (should not happen): fall through to the full logits
+    }
     const float * logits = llama_get_logits_ith(ctx, idx);
     if (!logits) {
         return LLAMA_TOKEN_NULL;
     }
     const int32_t n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx)));
-    int32_t best = 0;
-    for (int32_t i = 1; i < n_vocab; i++) {
-        if (logits[i] > logits[best]) {
-            best = i;
-        }
-    }
-    double sum = 0.0;
-    for (int32_t i = 0; i < n_vocab; i++) {
-        sum += exp((double) logits[i] - (double) logits[best]);
-    }
-    *prob = (float) (1.0 / sum);
-    return best;
+    return spec_top_k_best(logits, n_vocab, prob);
 }
 
 static int32_t spec_draft_model(struct common_speculative * s, const llama_token * prompt, int32_t n_prompt,
@@ -381,7 +457,7 @@ static int32_t spec_draft_model(struct common_speculative * s, const llama_token
     int32_t idx = s->batch.n_tokens - 1;
     while (n < n_max) {
         float p = 0.0f;
-        const llama_token t = spec_greedy(ctx, idx, &p);
+        const llama_token t = spec_draft_pick(s, idx, &p);
         // an unlikely draft token would almost surely be rejected: stop drafting there
         if (t == LLAMA_TOKEN_NULL || p < s->params.draft.p_min) {
             break;

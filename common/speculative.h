@@ -33,7 +33,11 @@ bool common_speculative_are_compatible(const struct llama_context * ctx_tgt, con
 
 struct common_speculative;
 
-// ctx_dft: the draft model's context (not owned) for draft-simple; NULL for the n-gram types.
+// ctx_dft: the draft model's context (not owned) for draft-simple; NULL for the n-gram types. With
+// params->draft.backend_sampling (--spec-draft-backend-sampling, the default) the draft's sampler chain { top_k(10) }
+// is attached to ctx_dft's sequence 0 with llama_set_sampler and runs in the draft graph; when the context refuses it
+// (logged) drafting samples on the CPU. Either way the draft token is the best of the ten and its probability among
+// them is checked against --spec-draft-p-min. Free the state before ctx_dft (it detaches the chain).
 // NULL (logged) when the parameters are unusable or the vocabularies are incompatible.
 struct common_speculative * common_speculative_init(const struct common_params_speculative * params,
                                                     struct llama_context * ctx_tgt,

@@ -25,3 +25,17 @@ if (TARGET test-speculative-limits AND TARGET llama-speculative AND TARGET llama
                        ARGS tree $<TARGET_FILE:llama-completion> $<TARGET_FILE:llama-speculative> LABELS spec)
     add_dependencies(test-speculative-limits llama-speculative)
 endif()
+# llama-lookup-stats / llama-lookup-create against a Python model of the n-gram cache rules (tests/harness.py)
+if (TARGET llama-lookup-stats AND TARGET llama-lookup-create AND TARGET llama-tokenize)
+    find_package(Python3 COMPONENTS Interpreter)
+    if (Python3_FOUND)
+        add_test(NAME test-lookup-stats
+                 COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/test-lookup-stats.py
+                         $<TARGET_FILE:llama-lookup-stats> $<TARGET_FILE:llama-lookup-create>
+                         $<TARGET_FILE:llama-tokenize>)
+        set_tests_properties(test-lookup-stats PROPERTIES LABELS "spec"
+                             ENVIRONMENT "LLAMA_TEST_DATA_DEFAULT=${LLAMA_TEST_DATA_DEFAULT}" TIMEOUT 300)
+    else()
+        message(WARNING "python3 not found: test-lookup-stats is not registered")
+    endif()
+endif()

@@ -2,7 +2,8 @@
 // cache (hand-computed counts and drafts, llama.cpp's file format byte for byte, malformed files), the ngram-mod
 // and ngram-map-k drafters, and token identity: llama-speculative-simple (draft model, ngram-simple, ngram-cache,
 // ngram-map-k, ngram-mod), llama-lookup and llama-speculative (greedy tree) must print exactly what plain decoding
-// (llama-completion) prints, greedy and (except the tree) with a seeded stochastic chain, while accepting drafts.
+// (llama-completion) prints, greedy and (except the tree) with a seeded stochastic chain, while accepting drafts;
+// the draft model drafts the same tokens with its sampler on the backend (default) and on the CPU.
 #include "common.h"
 #include "ngram-cache.h"
 #include "ngram-map.h"
@@ -96,7 +97,9 @@ static void test_identity(const char * completion, const char * spec) {
     };
     // "none": no draft source, so the target context has one output per sequence (non-transactional dist with
     // -bs); the stream must still equal plain decoding
-    struct { const char * tag; const char * prompt; char draft_args[4200]; } cases[4];
+    // the draft model samples on the backend by default (--spec-draft-backend-sampling); "-cpu" cases run the same
+    // drafts on the CPU and must draft and accept exactly as many tokens (same top-10 rule, same p-min test)
+    struct { const char * tag; const char * prompt; char draft_args[4200]; } cases[8];
     cases[0].tag = "draft-f32";  cases[0].prompt = prompt_model;
     snprintf(cases[0].draft_args, sizeof(cases[0].draft_args), "-md '%s'", dft);
     cases[1].tag = "draft-q4_0"; cases[1].prompt = prompt_model;
@@ -106,12 +109,25 @@ static void test_identity(const char * completion, const char * spec) {
     snprintf(cases[2].draft_args, sizeof(cases[2].draft_args), "--spec-type ngram-simple --spec-ngram-simple-size-m 8");
     cases[3].tag = "none";       cases[3].prompt = prompt_model;
     cases[3].draft_args[0] = '\0';
+    cases[4].tag = "draft-f32-cpu"; cases[4].prompt = prompt_model;
+    snprintf(cases[4].draft_args, sizeof(cases[4].draft_args), "-md '%s' --no-spec-draft-backend-sampling", dft);
+    // a p-min that stops some drafts early: the probability among the ten candidates decides on both paths
+    cases[5].tag = "draft-pmin"; cases[5].prompt = prompt_model;
+    snprintf(cases[5].draft_args, sizeof(cases[5].draft_args),
+             "-md '%s' --spec-draft-n-max 6 --spec-draft-p-min 0.5 --spec-draft-backend-sampling", dft);
+    cases[6].tag = "draft-pmin-cpu"; cases[6].prompt = prompt_model;
+    snprintf(cases[6].draft_args, sizeof(cases[6].draft_args),
+             "-md '%s' --spec-draft-n-max 6 --spec-draft-p-min 0.5 --no-spec-draft-backend-sampling", dft);
+    const int n_cases = 7;
+    // backend / CPU pairs of draft cases: (backend index, cpu index)
+    const int pairs[2][2] = { { 0, 4 }, { 5, 6 } };
 
     for (int m = 0; m < 2; m++) {
         // plain decoding depends on the prompt and mode only: run it once per prompt
         char * plain_model = NULL;
         char * plain_ngram = NULL;
-        for (int c = 0; c < 4; c++) {
+        long counts[8][2] = { { 0 } }; // n_drafted, n_accept per case
+        for (int c = 0; c < n_cases; c++) {
             char cmd[16384], tag[128];
             char * err_base = NULL;
             char * err_spec = NULL;
@@ -139,9 +155,23 @@ static void test_identity(const char * completion, const char * spec) {
             TH_CHECK(n_drafted >= 0 && n_accept >= 0 && n_accept <= n_drafted && (!need_accept || n_accept > 0),
                      "%s: n_drafted %ld n_accept %ld", tag, n_drafted, n_accept);
             fprintf(stderr, "%s: n_drafted %ld n_accept %ld\n", tag, n_drafted, n_accept);
+            counts[c][0] = n_drafted;
+            counts[c][1] = n_accept;
+            if (m == 0 && (c == 0 || c == 4)) {
+                // greedy runs no target sampler on the backend: the only backend chain is the draft's
+                const bool attached = err_spec && strstr(err_spec, "setting backend sampler for seq_id 0") != NULL;
+                TH_CHECK(attached == (c == 0), "%s: draft backend sampler %s", tag,
+                         attached ? "attached with --no-spec-draft-backend-sampling" : "not attached by default");
+            }
             free(got);
             free(err_base);
             free(err_spec);
+        }
+        for (int k = 0; k < 2; k++) {
+            const int b = pairs[k][0], c = pairs[k][1];
+            TH_CHECK(counts[b][0] == counts[c][0] && counts[b][1] == counts[c][1],
+                     "%s %s: backend draft sampling drafted/accepted %ld/%ld, CPU %ld/%ld", modes[m][0],
+                     cases[b].tag, counts[b][0], counts[b][1], counts[c][0], counts[c][1]);
         }
         free(plain_model);
         free(plain_ngram);

@@ -125,10 +125,13 @@ int main(int argc, char ** argv) {
     }
 
     int64_t n_drafted = 0, n_accept = 0, n_steps = 0;
+    int64_t t_draft_us = 0; // time spent producing drafts (draft model decode + sampling, or n-gram lookup)
     bool has_eos = false;
     const int64_t t_dec_start = llama_time_us();
     while (n_out < n_predict && !has_eos) {
+        const int64_t t_draft0 = llama_time_us();
         int32_t n_draft = spec ? common_speculative_gen_draft(spec, prompt_tgt, n_prompt_tgt, id_last, draft) : 0;
+        t_draft_us += llama_time_us() - t_draft0;
         if (n_draft > n_predict - n_out - 1) {
             n_draft = n_predict - n_out - 1 > 0 ? n_predict - n_out - 1 : 0;
         }
@@ -162,6 +165,15 @@ int main(int argc, char ** argv) {
     LOG_INF("n_accept  = %lld\n", (long long) n_accept);
     LOG_INF("accept    = %.3f%%\n", n_drafted > 0 ? 100.0 * (double) n_accept / (double) n_drafted : 0.0);
     LOG_INF("n_steps   = %lld\n", (long long) n_steps);
+    LOG_INF("t_draft   = %.2f ms, %.2f us per step, %.2f us per drafted token\n", (double) t_draft_us * 1e-3,
+            n_steps > 0 ? (double) t_draft_us / (double) n_steps : 0.0,
+            n_drafted > 0 ? (double) t_draft_us / (double) n_drafted : 0.0);
+    if (ctx_dft) {
+        LOG_INF("\ndraft:\n\n");
+        llama_perf_context_print(ctx_dft);
+    }
+    LOG_INF("\ntarget:\n\n");
+    common_perf_print(ctx_tgt, smpl);
     // machine-readable: the generated ids (tests compare these across runs)
     common_print_ids(out_ids, n_out);
     ret = 0;
