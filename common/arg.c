@@ -180,6 +180,21 @@ static const char * h_file(struct common_params * p, const char * v) {
     return NULL;
 }
 
+// -sysf: like -f, one final newline of the file is dropped
+static const char * h_system_prompt_file(struct common_params * p, const char * v) {
+    size_t len = 0;
+    char * text = common_read_file(v, &len);
+    if (!text) {
+        return arg_errorf("failed to open file '%s'", v);
+    }
+    if (len > 0 && text[len - 1] == '\n') {
+        text[len - 1] = '\0';
+    }
+    free(p->system_prompt);
+    p->system_prompt = text;
+    return NULL;
+}
+
 static const char * h_seed(struct common_params * p, const char * v) {
     long long n;
     if (!parse_i64(v, &n) || n < -1 || n > (long long) UINT32_MAX) {
@@ -825,6 +840,17 @@ static const struct common_arg k_args[] = {
       NULL, GEN_PROGRAMS, ARG_FN0, 0, NO_RANGE, h_no_cnv, GROUP_EXAMPLE, 0 },
     { {"-st", "--single-turn", NULL}, NULL, "run conversation for a single turn only, then exit",
       NULL, GEN_PROGRAMS, ARG_TRUE, OFF(single_turn), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-mli", "--multiline-input", NULL}, NULL, "allows you to write or paste multiple lines without ending each in '\\'",
+      NULL, GEN_PROGRAMS, ARG_TRUE, OFF(multiline_input), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--show-timings", NULL}, NULL, "show timing information after each response (default: true)",
+      "LLAMA_ARG_SHOW_TIMINGS", EX(LLAMA_EXAMPLE_CLI), ARG_TRUE, OFF(show_timings), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--no-show-timings", NULL}, NULL, "do not show timing information after each response",
+      "", EX(LLAMA_EXAMPLE_CLI), ARG_FALSE, OFF(show_timings), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-sysf", "--system-prompt-file", NULL}, "FNAME", "a file containing the system prompt (default: none)",
+      NULL, GEN_PROGRAMS, ARG_FN, 0, NO_RANGE, h_system_prompt_file, GROUP_EXAMPLE, 0 },
+    { {"--simple-io", NULL}, NULL, "use basic IO for better compatibility in subprocesses and limited consoles\n"
+      "(llama-cli here always reads plain lines from stdin)",
+      "", EX(LLAMA_EXAMPLE_CLI), ARG_TRUE, OFF(simple_io), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"-r", "--reverse-prompt", NULL}, "PROMPT", "halt generation at PROMPT",
       NULL, GEN_PROGRAMS | EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_reverse_prompt, GROUP_EXAMPLE, 0 },
     { {"--in-prefix-bos", NULL}, NULL, "prefix BOS to user inputs, preceding the `--in-prefix` string",
@@ -1034,11 +1060,11 @@ static const struct common_arg k_args[] = {
       "", EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(slot_save_path), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--chat-template", NULL}, "JINJA_TEMPLATE", "set custom chat template (default: template taken from model's metadata)\n"
       "only the built-in templates of llama_chat_apply_template are supported here",
-      "LLAMA_ARG_CHAT_TEMPLATE", EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(chat_template), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+      "LLAMA_ARG_CHAT_TEMPLATE", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI), ARG_STR, OFF(chat_template), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--jinja", NULL}, NULL, "use jinja template for chat (default: enabled; accepted, the built-in templates are used)",
-      "LLAMA_ARG_JINJA", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(use_jinja), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+      "LLAMA_ARG_JINJA", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI), ARG_TRUE, OFF(use_jinja), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--no-jinja", NULL}, NULL, "disable jinja template for chat",
-      "LLAMA_ARG_NO_JINJA", EX(LLAMA_EXAMPLE_SERVER), ARG_FALSE, OFF(use_jinja), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+      "LLAMA_ARG_NO_JINJA", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI), ARG_FALSE, OFF(use_jinja), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--webui", NULL}, NULL, "enable the Web UI (default: enabled; accepted, no Web UI is built)",
       "LLAMA_ARG_WEBUI", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(webui), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--no-webui", NULL}, NULL, "disable the Web UI",
