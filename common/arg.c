@@ -1056,7 +1056,7 @@ static const struct common_arg k_args[] = {
       "LLAMA_ARG_ENDPOINT_SLOTS", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(endpoint_slots), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--no-slots", NULL}, NULL, "disables slots monitoring endpoint",
       "LLAMA_ARG_NO_ENDPOINT_SLOTS", EX(LLAMA_EXAMPLE_SERVER), ARG_FALSE, OFF(endpoint_slots), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
-    { {"--slot-save-path", NULL}, "PATH", "path to save slot kv cache (default: disabled; slot save/restore is not implemented)",
+    { {"--slot-save-path", NULL}, "PATH", "path to save slot kv cache (default: disabled)",
       "", EX(LLAMA_EXAMPLE_SERVER), ARG_STR, OFF(slot_save_path), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--chat-template", NULL}, "JINJA_TEMPLATE", "set custom chat template (default: template taken from model's metadata)\n"
       "only the built-in templates of llama_chat_apply_template are supported here",

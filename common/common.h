@@ -271,12 +271,12 @@ struct common_params {
     int32_t timeout_read;     // 600
     int32_t timeout_write;    // 600
     int32_t n_threads_http;   // -1 = max(n_parallel + 2, cores - 1)
-    int32_t n_cache_reuse;    // 0: --cache-reuse (accepted; chunk reuse by KV shifting is not implemented)
+    int32_t n_cache_reuse;    // --cache-reuse: min chunk size to reuse from the cache by KV shifting (0: off)
     int32_t http_max_body;    // 16 MiB: largest request body in bytes (llama.c's --http-max-body)
     char *  hostname;         // "127.0.0.1" (owned)
     char *  model_alias;      // -a: comma-separated names the API reports (owned)
     char *  chat_template;    // --chat-template: built-in template name (owned)
-    char *  slot_save_path;   // --slot-save-path (owned; slot save/restore is not implemented)
+    char *  slot_save_path;   // --slot-save-path (owned; NULL: slot save/restore disabled)
     int32_t n_api_keys;       // --api-key / --api-key-file, owned strings
     char ** api_keys;
     bool    use_jinja;        // --jinja / --no-jinja (accepted; templates are the built-in ones)

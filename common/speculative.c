@@ -200,6 +200,10 @@ void common_speculative_free(struct common_speculative * spec) {
     free(spec);
 }
 
+bool common_speculative_draft_backend(const struct common_speculative * spec) {
+    return spec && spec->dft_chain != NULL;
+}
+
 static bool spec_type_supported(enum common_speculative_type t) {
     switch (t) {
         case COMMON_SPECULATIVE_TYPE_NONE:

@@ -44,6 +44,10 @@ struct common_speculative * common_speculative_init(const struct common_params_s
                                                     struct llama_context * ctx_dft);
 void common_speculative_free(struct common_speculative * spec);
 
+// true when the draft model's sampler chain runs on the backend (attached to ctx_dft's sequence 0); false for CPU
+// draft sampling (flag off, refused by the context) and for the n-gram types
+bool common_speculative_draft_backend(const struct common_speculative * spec);
+
 // Types: draft-simple (needs ctx_dft), ngram-simple, ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache (static/dynamic caches
 // from params->lookup_cache_static/dynamic). When several are enabled the draftless ones are asked first, in that
 // order, then the draft model; the first non-empty proposal is the draft.

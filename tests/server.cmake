@@ -49,3 +49,12 @@ if (TARGET llama-server AND Python3_FOUND)
                      --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
     set_tests_properties(test-server-parity PROPERTIES LABELS server TIMEOUT 600)
 endif()
+
+# issue #9: POST /slots/{id}?action=save|restore|erase (--slot-save-path) and --cache-reuse chunk reuse by KV shift,
+# both checked against a slot that evaluates the prompt afresh
+if (TARGET llama-server AND Python3_FOUND)
+    add_test(NAME test-server-slots
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_slots.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-slots PROPERTIES LABELS server TIMEOUT 600)
+endif()

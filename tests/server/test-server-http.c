@@ -177,6 +177,14 @@ static void h_ping(const struct server_http_req * req, struct server_http_res * 
     server_http_res_set_text(res, 200, "application/json", buf);
 }
 
+// echoes the path it was routed with (a route with a ":name" segment)
+static void h_path(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    (void) ud;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "{\"path\":\"%s\"}", req->path);
+    server_http_res_set_text(res, 200, "application/json", buf);
+}
+
 // a handler that blocks like a non-streamed completion, polling whether its client is still there
 static atomic_bool g_block_saw_gone;
 static atomic_bool g_block_done;
@@ -288,6 +296,7 @@ int main(void) {
     server_http_route(g_http, "GET", "/stream", h_stream, NULL, false, false);
     server_http_route(g_http, "GET", "/early", h_ping, NULL, false, true);
     server_http_route(g_http, "GET", "/block", h_block, NULL, false, false);
+    server_http_route(g_http, "POST", "/item/:id", h_path, NULL, false, false);
     TH_CHECK(server_http_start(g_http), "start");
     const int port = server_http_port(g_http);
     TH_CHECK(port > 0, "bound port %d", port);
@@ -313,6 +322,20 @@ int main(void) {
     r = request(port, "GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &len);
     TH_CHECK(http_status(r) == 404 && strstr(r, "not_found_error"), "404: %s", r);
     free(r);
+    // a ":name" segment matches exactly one non-empty segment (llama.cpp's "/slots/:id_slot")
+    r = request(port, "POST /item/42?action=x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      "Content-Length: 0\r\n\r\n", &len);
+    TH_CHECK(http_status(r) == 200 && strstr(r, "{\"path\":\"/item/42\"}"), "param route: %s", r);
+    free(r);
+    const char * no_match[] = { "/item/", "/item", "/item/4/2", "/items/4" };
+    for (size_t i = 0; i < sizeof(no_match) / sizeof(no_match[0]); i++) {
+        char q[256];
+        snprintf(q, sizeof(q), "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+                 no_match[i]);
+        r = request(port, q, &len);
+        TH_CHECK(http_status(r) == 404, "param route does not match %s: %s", no_match[i], r);
+        free(r);
+    }
 
     // handlers that finish at once, many at a time: each one's resume can come while MHD's thread is still inside
     // the callback that suspended the connection, and keep-alive suspends the same connection again right after.

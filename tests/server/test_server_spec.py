@@ -98,8 +98,15 @@ def test_with_and_without_draft(sv, draft):
         # a request may narrow the draft: n_max 0 turns it off, and the tokens stay the same
         off = completion(spec, dict(SEED_REQUEST, **{"speculative.n_max": 0}))
         two = completion(spec, dict(SEED_REQUEST, **{"speculative.n_max": 2}))
+        # another p_min rebuilds the slot's drafter; its draft sampler must stay on the backend and agree
+        pmin = completion(spec, dict(SEED_REQUEST, **{"speculative.p_min": 0.3}))
     finally:
         spec.stop()
+    # --spec-draft-backend-sampling is the default: the draft model's top-k chain runs in the draft graph
+    check(any("draft sampling on the backend" in line for line in spec.log), "draft sampler on the backend by default",
+          [line for line in spec.log if "draft sampling" in line])
+    check(pmin.get("tokens") == b0.get("tokens") and pmin.get("timings", {}).get("draft_n", 0) > 0,
+          "request speculative.p_min 0.3 (drafter rebuilt): same tokens", (pmin.get("tokens"), pmin.get("timings")))
 
     t0, t1 = b0.get("tokens"), b1.get("tokens")
     check(t0 is not None and len(t0) == 16, "no draft: 16 tokens", t0)
@@ -126,6 +133,28 @@ def test_with_and_without_draft(sv, draft):
           "request speculative.n_max 0: no draft, same tokens", off.get("timings"))
     check(two.get("tokens") == t0 and 0 < two.get("timings", {}).get("draft_n", 0),
           "request speculative.n_max 2: same tokens", two.get("timings"))
+    return b0, greedy0
+
+
+def test_draft_cpu_sampling(sv, draft, b0, greedy0):
+    # --no-spec-draft-backend-sampling: the draft picks its tokens on the CPU; the output must not change
+    spec = sv.start(["-c", "1024", "--backend-sampling", "-md", draft, "--spec-draft-n-max", "5",
+                     "--no-spec-draft-backend-sampling"])
+    try:
+        b1 = completion(spec, SEED_REQUEST)
+        greedy1 = completion(spec, {"prompt": "And God said", "temperature": 0, "n_predict": 24,
+                                    "return_tokens": True})
+    finally:
+        spec.stop()
+    check(any("draft sampling on the CPU" in line for line in spec.log) and
+          not any("draft sampling on the backend" in line for line in spec.log),
+          "--no-spec-draft-backend-sampling: draft sampler on the CPU",
+          [line for line in spec.log if "draft sampling" in line])
+    check(b1.get("tokens") == b0.get("tokens") and b1.get("timings", {}).get("draft_n", 0) > 0,
+          "draft sampled on the CPU: same stochastic tokens as without a draft", (b0.get("tokens"), b1.get("tokens")))
+    check(greedy1.get("tokens") == greedy0.get("tokens") and greedy1.get("timings", {}).get("draft_n_accepted", 0) > 0,
+          "draft sampled on the CPU: same greedy tokens, drafts accepted",
+          (greedy0.get("tokens"), greedy1.get("tokens")))
 
 
 def test_cpu_sampling_draft(sv, draft):
@@ -249,7 +278,8 @@ def main():
     harness.require(draft)
     sv = Servers(args.server, target, args.threads)
     try:
-        test_with_and_without_draft(sv, draft)
+        b0, greedy0 = test_with_and_without_draft(sv, draft)
+        test_draft_cpu_sampling(sv, draft, b0, greedy0)
         test_cpu_sampling_draft(sv, draft)
         test_ngram_simple(sv)
         test_concurrent(sv, draft)

@@ -215,6 +215,8 @@ void server_handle_oai_completion(const struct server_http_req * req, struct ser
 void server_handle_oai_chat(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_embedding(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_oai_embeddings(const struct server_http_req * req, struct server_http_res * res, void * ud);
+// POST /slots/{id_slot}?action=save|restore|erase (server-slot-actions.c)
+void server_handle_slot_action(const struct server_http_req * req, struct server_http_res * res, void * ud);
 
 // posts t to the inference thread and waits for it (the caller's reference is released): its result, with
 // its status in *status; NULL (response set) when the server is shutting down. While waiting, a client of req
@@ -305,3 +307,5 @@ void server_spec_accept(struct server_context * sc, struct server_slot * s);
 
 void server_process_metrics_task(struct server_context * sc, struct server_task * t);
 void server_process_embedding_task(struct server_context * sc, struct server_task * t);
+// a SLOT_ACTION task on its slot; false (nothing done) while the slot is busy: the task waits in the deferred list
+bool server_process_slot_action(struct server_context * sc, struct server_task * t);

@@ -645,6 +645,17 @@ static void jobs_drain(struct server_http * http) {
     pthread_mutex_unlock(&http->jobs_mu);
 }
 
+// a route's path matches url exactly, or, when its last segment is a parameter (":name", as llama.cpp's
+// "/slots/:id_slot"), url has the same prefix followed by one non-empty segment
+static bool route_match(const char * path, const char * url) {
+    const char * colon = strrchr(path, ':');
+    if (!colon || colon == path || colon[-1] != '/' || strchr(colon, '/')) {
+        return strcmp(path, url) == 0;
+    }
+    const size_t n_prefix = (size_t) (colon - path);
+    return strncmp(path, url, n_prefix) == 0 && url[n_prefix] != '\0' && !strchr(url + n_prefix, '/');
+}
+
 static enum MHD_Result dispatch(struct server_http * http, struct MHD_Connection * c, const char * url,
                                 const char * method, struct conn_ctx * cc) {
     struct server_http_res res = { 0 };
@@ -660,7 +671,7 @@ static enum MHD_Result dispatch(struct server_http * http, struct MHD_Connection
     } else {
         const struct route * rt = NULL;
         for (size_t i = 0; i < http->n_routes; i++) {
-            if (strcmp(http->routes[i].path, url) == 0 && strcmp(http->routes[i].method, method) == 0) {
+            if (route_match(http->routes[i].path, url) && strcmp(http->routes[i].method, method) == 0) {
                 rt = &http->routes[i];
                 break;
             }

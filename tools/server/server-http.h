@@ -67,7 +67,8 @@ bool server_http_res_add_header(struct server_http_res * res, const char * name,
 // NULL (and one log line) on bad parameters or out of memory; nothing is bound yet
 struct server_http * server_http_init(const struct server_http_params * params);
 
-// register a handler for an exact method + path; false when out of memory.
+// register a handler for an exact method + path (a last segment ":name" matches any one segment, the handler
+// reads it from req->path); false when out of memory.
 // public routes skip the API key (llama.cpp: /health, /v1/health, /models, /v1/models);
 // during_load routes answer before server_http_set_ready (others get 503 "Loading model")
 bool server_http_route(struct server_http * http, const char * method, const char * path,

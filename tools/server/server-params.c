@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int server_params_parse(int argc, char ** argv, struct common_params * p) {
@@ -43,11 +44,13 @@ int server_params_parse(int argc, char ** argv, struct common_params * p) {
         const int hw = ncpu > 1 ? (int) ncpu - 1 : 1;
         p->n_threads_http = p->n_parallel + 2 > hw ? p->n_parallel + 2 : hw;
     }
-    if (p->n_cache_reuse > 0) {
-        SRV_WRN("%s: --cache-reuse is not implemented (only the common prefix is reused); ignored\n", __func__);
-    }
-    if (p->slot_save_path) {
-        SRV_WRN("%s: slot save/restore is not implemented; --slot-save-path ignored\n", __func__);
+    if (p->slot_save_path && p->slot_save_path[0]) {
+        // as llama.cpp: the slot files go into an existing directory
+        struct stat sb;
+        if (stat(p->slot_save_path, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "error: --slot-save-path: not a directory: %s\n", p->slot_save_path);
+            return -1;
+        }
     }
     return 0;
 }

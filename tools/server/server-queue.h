@@ -13,7 +13,8 @@
 enum server_task_type {
     SERVER_TASK_TYPE_METRICS,   // snapshot of slots + counters (GET /slots, GET /metrics)
     SERVER_TASK_TYPE_COMPLETION, // prompt processing + generation on a slot
-    SERVER_TASK_TYPE_EMBEDDING   // --embedding: one request's inputs, decoded at once
+    SERVER_TASK_TYPE_EMBEDDING,  // --embedding: one request's inputs, decoded at once
+    SERVER_TASK_TYPE_SLOT_ACTION // POST /slots/{id}: save / restore / erase a slot's prompt cache
 };
 
 struct server_task {

@@ -158,7 +158,9 @@ static struct server_task * make_completion_task(struct server_context * sc, con
         return NULL;
     }
     bool b = true;
-    if (!sj_get_bool(body, "cache_prompt", &b, &err) || !sj_get_bool(body, "return_tokens", &b, &err)) {
+    int64_t n_cache_reuse = 0;
+    if (!sj_get_bool(body, "cache_prompt", &b, &err) || !sj_get_bool(body, "return_tokens", &b, &err) ||
+        !sj_get_int(body, "n_cache_reuse", &n_cache_reuse, &err)) {
         server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
         json_decref(body);
         return NULL;

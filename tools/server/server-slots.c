@@ -110,6 +110,38 @@ static struct server_slot * pick_slot(struct server_context * sc, const struct s
     return best;
 }
 
+// --cache-reuse (llama.cpp's chunk reuse): after the common prefix n_past, look through the rest of the slot's
+// cache for runs of at least n_min tokens that continue the new prompt where it stands, and move each one's KV
+// cells to its new place (drop the cells in between, shift the run down). The new prompt must be the cached one
+// with pieces cut out: a run is only looked for at the prompt's current position, so inserted text ends the
+// reuse. Returns the new n_past; s->cache[0..n_past) then holds the tokens in their new positions.
+static int slot_reuse_chunks(struct server_context * sc, struct server_slot * s, int n_past, int n_min) {
+    llama_memory_t mem = llama_get_memory(sc->ctx);
+    int head_c = n_past; // in the cache (old positions)
+    int head_p = n_past; // in the prompt (new positions)
+    while (head_c < s->n_cache && head_p < s->n_prompt) {
+        int n_match = 0;
+        while (head_c + n_match < s->n_cache && head_p + n_match < s->n_prompt &&
+               s->cache[head_c + n_match] == s->prompt[head_p + n_match]) {
+            n_match++;
+        }
+        if (n_match < n_min) {
+            head_c++;
+            continue;
+        }
+        SRV_INF("slot %d: reusing chunk with size %d, shifting KV cache [%d, %d) -> [%d, %d)\n", s->id, n_match,
+                head_c, head_c + n_match, head_p, head_p + n_match);
+        llama_memory_seq_rm(mem, s->id, head_p, head_c);
+        llama_memory_seq_add(mem, s->id, head_c, head_c + n_match, head_p - head_c);
+        // forward copy: what is overwritten lies before head_c, already read
+        memmove(s->cache + head_p, s->cache + head_c, (size_t) n_match * sizeof(llama_token));
+        n_past += n_match;
+        head_c += n_match;
+        head_p += n_match;
+    }
+    return n_past;
+}
+
 // false: the task was answered (error) and released
 static bool slot_launch(struct server_context * sc, struct server_slot * s, struct server_task * t) {
     const json_t * body = t->data;
@@ -182,12 +214,17 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
     s->t_prompt_ms = s->t_gen_ms = 0;
     s->t_start_prompt = server_now_us();
 
-    // reuse the longest common prefix of what this sequence holds; at least one prompt token is evaluated so
-    // there are logits to sample from
+    // reuse the longest common prefix of what this sequence holds, then (--cache-reuse / n_cache_reuse) chunks
+    // further on; at least one prompt token is evaluated so there are logits to sample from
     int lcp = 0;
     if (s->cache_prompt) {
         while (lcp < s->n_cache && lcp < s->n_prompt && s->cache[lcp] == s->prompt[lcp]) {
             lcp++;
+        }
+        int64_t n_reuse = sc->params.n_cache_reuse;
+        sj_get_int(body, "n_cache_reuse", &n_reuse, &err);
+        if (n_reuse > 0 && llama_memory_can_shift(llama_get_memory(sc->ctx))) {
+            lcp = slot_reuse_chunks(sc, s, lcp, n_reuse > INT32_MAX ? INT32_MAX : (int) n_reuse);
         }
         if (lcp == s->n_prompt) {
             lcp--;
@@ -364,8 +401,11 @@ void server_assign_deferred(struct server_context * sc) {
         struct server_task * next = t->next;
         // a waiting task whose client went away is dropped without taking a slot
         const bool gone = atomic_load(&t->cancelled) || (t->stream && server_http_stream_cancelled(t->stream));
-        struct server_slot * s = gone ? NULL : pick_slot(sc, t);
-        if (gone || s) {
+        const bool is_action = t->type == SERVER_TASK_TYPE_SLOT_ACTION;
+        struct server_slot * s = gone || is_action ? NULL : pick_slot(sc, t);
+        // a slot action runs (and leaves the list) once its slot is idle
+        const bool done = !gone && is_action && server_process_slot_action(sc, t);
+        if (gone || s || done) {
             if (prev) {
                 prev->next = next;
             } else {
@@ -381,6 +421,8 @@ void server_assign_deferred(struct server_context * sc) {
                     t->stream = NULL;
                 }
                 server_task_complete(t, NULL, 500);
+                server_task_release(t);
+            } else if (done) {
                 server_task_release(t);
             } else {
                 slot_launch(sc, s, t);

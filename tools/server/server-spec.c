@@ -109,6 +109,11 @@ bool server_spec_init_slot(struct server_context * sc, struct server_slot * s) {
         SRV_ERR("%s: failed to set up speculative decoding for slot %d\n", __func__, s->id);
         return false;
     }
+    if (s->ctx_dft) {
+        // --spec-draft-backend-sampling (default): common_speculative runs the draft's top-k chain in the draft graph
+        SRV_INF("slot %d: draft sampling on the %s\n", s->id,
+                common_speculative_draft_backend(s->spec) ? "backend" : "CPU");
+    }
     return true;
 }
 
@@ -142,13 +147,16 @@ bool server_spec_launch(struct server_context * sc, struct server_slot * s) {
     if (!s->spec || p->speculative_n_max == 0 || p->speculative_p_min == s->spec_p_min) {
         return true;
     }
-    // p_min steers the draft model while it drafts: rebuild the drafter (the draft KV is re-synced by prefix)
-    struct common_speculative * spec = spec_make(sc, s, p->speculative_p_min);
-    if (!spec) {
+    // p_min steers the draft model while it drafts: rebuild the drafter (the draft KV is re-synced by prefix). The
+    // old one goes first: freeing it detaches the draft context's backend sampler, which would be the new one's
+    const float p_min_old = s->spec_p_min;
+    common_speculative_free(s->spec);
+    s->spec = spec_make(sc, s, p->speculative_p_min);
+    if (!s->spec) {
+        // keep the slot speculating for later requests with the server's settings
+        s->spec = spec_make(sc, s, p_min_old);
         return false;
     }
-    common_speculative_free(s->spec);
-    s->spec = spec;
     return true;
 }
 

@@ -32,6 +32,7 @@ static void inference_loop(struct server_context * sc) {
                     server_process_embedding_task(sc, t);
                     server_task_release(t);
                     break;
+                case SERVER_TASK_TYPE_SLOT_ACTION:  // runs when its slot is idle, in arrival order with completions
                 case SERVER_TASK_TYPE_COMPLETION:
                 default:
                     server_queue_deferred(sc, t); // joins the running batch as soon as a slot is free
@@ -166,6 +167,11 @@ static bool load_model(struct server_context * sc) {
         SRV_WRN("%s: the context does not support context shift, disabling it\n", __func__);
         sc->params.ctx_shift = false;
     }
+    if (sc->params.n_cache_reuse > 0 && !llama_memory_can_shift(llama_get_memory(sc->ctx))) {
+        // --cache-reuse moves reused chunks to their new positions: the same ability, the same rule
+        SRV_WRN("%s: the context does not support cache reuse, disabling it\n", __func__);
+        sc->params.n_cache_reuse = 0;
+    }
     sc->n_batch = (int) llama_n_batch(sc->ctx);
     sc->batch = llama_batch_init(sc->n_batch, 0, 1);
 
@@ -232,6 +238,7 @@ static bool register_routes(struct server_context * sc) {
     ok &= server_http_route(h, "GET",  "/props",          server_handle_props,          sc, false, false);
     ok &= server_http_route(h, "POST", "/props",          server_handle_props_change,   sc, false, false);
     ok &= server_http_route(h, "GET",  "/slots",          server_handle_slots,          sc, false, false);
+    ok &= server_http_route(h, "POST", "/slots/:id_slot", server_handle_slot_action,    sc, false, false);
     ok &= server_http_route(h, "GET",  "/metrics",        server_handle_metrics,        sc, false, false);
     ok &= server_http_route(h, "POST", "/tokenize",       server_handle_tokenize,       sc, false, false);
     ok &= server_http_route(h, "POST", "/detokenize",     server_handle_detokenize,     sc, false, false);
