@@ -6,6 +6,8 @@
 import os
 import subprocess
 import sys
+import threading
+import time
 
 n_pass = 0
 n_fail = 0
@@ -48,3 +50,40 @@ def run(args, timeout=900):
     """Runs a program; returns (exit status, stdout, stderr) as text."""
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def collect_stdout(p):
+    """Collects the output of the running process p (stdout=PIPE) into a bytearray as it comes, from a daemon
+    thread; returns (buffer, thread). For tests that interact with a program while it writes."""
+    buf = bytearray()
+
+    def reader():
+        while True:
+            b = p.stdout.read1(4096)
+            if not b:
+                return
+            buf.extend(b)
+    th = threading.Thread(target=reader, daemon=True)
+    th.start()
+    return buf, th
+
+
+def wait_for(cond, secs=60):
+    """Polls cond() until it holds (True) or secs pass (False)."""
+    end = time.time() + secs
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def wait_exit(p, reader, secs=60):
+    """Waits for p to end (killed after secs: -1) and for its collect_stdout reader; returns the exit status."""
+    try:
+        rc = p.wait(timeout=secs)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = -1
+    reader.join(timeout=5)
+    return rc

@@ -10,11 +10,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, data_dir, finish, require, run  # noqa: E402
+from harness import (check, collect_stdout, data_dir, finish, require, run, wait_exit,  # noqa: E402
+                     wait_for)
 
 CLI, COMPLETION, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 KJV = os.path.join(data_dir(), "models", "kjv", "kjv-target-f32.gguf")
@@ -184,24 +184,7 @@ def test_input():
     p = subprocess.Popen([CLI, "-m", KJV, "--temp", "0", "-n", "-1", "--ignore-eos", "-c", "4096", "--no-warmup",
                           "-t", "2", "--no-show-timings"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    buf = bytearray()
-
-    def reader():
-        while True:
-            b = p.stdout.read1(4096)
-            if not b:
-                return
-            buf.extend(b)
-    th = threading.Thread(target=reader, daemon=True)
-    th.start()
-
-    def wait_for(cond, secs=60):
-        end = time.time() + secs
-        while time.time() < end:
-            if cond():
-                return True
-            time.sleep(0.02)
-        return False
+    buf, th = collect_stdout(p)
     ok = wait_for(lambda: b"\n> " in buf)
     p.stdin.write(b"And God said\n")
     p.stdin.flush()
@@ -211,12 +194,7 @@ def test_input():
     check(ok, "Ctrl+C stops the reply and the prompt returns: %r" % bytes(buf[-200:]))
     time.sleep(0.2)
     p.send_signal(signal.SIGINT)                                  # at the prompt: exit
-    try:
-        rc = p.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = -1
-    th.join(timeout=5)
+    rc = wait_exit(p, th)
     check(rc == 0 and bytes(buf).endswith(b"\nExiting...\n"),
           "Ctrl+C at the prompt exits: rc %d %r" % (rc, bytes(buf[-60:])))
 

@@ -1,10 +1,9 @@
 #include "cli-gen.h"
 
-#include "cli-input.h"
+#include "console-input.h"
 #include "log.h"
-#include "sampling.h"
+#include "sampling-init.h"
 
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,48 +30,6 @@ static void set_err(char * err, size_t size, const char * fmt, ...) {
     va_start(args, fmt);
     vsnprintf(err, size, fmt, args);
     va_end(args);
-}
-
-// the sampler for one reply: the user's chain; --ignore-eos becomes a -inf bias on every end-of-generation token
-// after the user's biases (what llama.cpp's common_init_from_params adds). NULL with err set on failure.
-static struct common_sampler * make_sampler(const struct cli_gen * g, char * err, size_t err_size) {
-    const struct common_params_sampling * sp = &g->params->sampling;
-    const int32_t n_vocab = llama_vocab_n_tokens(g->vocab);
-    for (int32_t i = 0; i < sp->n_logit_bias; i++) {
-        if (sp->logit_bias[i].token < 0 || sp->logit_bias[i].token >= n_vocab) {
-            set_err(err, err_size, "logit bias token %d is out of range (the vocabulary has %d tokens)",
-                    sp->logit_bias[i].token, n_vocab);
-            return NULL;
-        }
-    }
-    struct common_params_sampling merged = *sp;
-    llama_logit_bias * bias = NULL;
-    if (sp->ignore_eos) {
-        bias = malloc(((size_t) sp->n_logit_bias + (size_t) n_vocab) * sizeof(*bias));
-        if (!bias) {
-            set_err(err, err_size, "out of memory");
-            return NULL;
-        }
-        int32_t n = sp->n_logit_bias;
-        if (n > 0) {
-            memcpy(bias, sp->logit_bias, (size_t) n * sizeof(*bias));
-        }
-        for (llama_token t = 0; t < n_vocab; t++) {
-            if (llama_vocab_is_eog(g->vocab, t)) {
-                bias[n].token = t;
-                bias[n].bias  = -INFINITY;
-                n++;
-            }
-        }
-        merged.logit_bias   = bias;
-        merged.n_logit_bias = n;
-    }
-    struct common_sampler * smpl = common_sampler_init(g->model, &merged);
-    free(bias);
-    if (!smpl) {
-        set_err(err, err_size, "failed to initialize the sampler");
-    }
-    return smpl;
 }
 
 // decodes toks[0..n) after what the cache holds, in n_batch chunks; the logits of the last token are kept
@@ -261,7 +218,7 @@ enum cli_gen_status cli_gen_reply(struct cli_gen * g, const char * prompt, cli_e
         goto done;
     }
 
-    smpl = make_sampler(g, err, err_size);
+    smpl = common_sampler_init_checked(g->model, &params->sampling, err, err_size);
     if (!smpl) {
         status = CLI_GEN_FAILED;
         goto done;
@@ -297,7 +254,7 @@ enum cli_gen_status cli_gen_reply(struct cli_gen * g, const char * prompt, cli_e
         if (params->n_predict >= 0 && timings->n_gen >= params->n_predict) {
             break;
         }
-        if (cli_interrupted()) {
+        if (common_console_interrupted()) {
             status = CLI_GEN_INTERRUPTED;
             break;
         }

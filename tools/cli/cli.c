@@ -3,9 +3,9 @@
 // reply, keeping it in the history. Commands: /exit, /regen, /clear, /read FILE. Plain completion is
 // llama-completion's job (-no-cnv is refused here).
 #include "arg.h"
-#include "cli-chat.h"
+#include "chat-history.h"
 #include "cli-gen.h"
-#include "cli-input.h"
+#include "console-input.h"
 #include "common.h"
 #include "log.h"
 #include "llama.h"
@@ -142,9 +142,9 @@ static void print_banner(const struct common_params * params) {
     fflush(stdout);
 }
 
-static bool add_system_prompt(struct cli_chat * chat, const struct common_params * params) {
+static bool add_system_prompt(struct common_chat_history * chat, const struct common_params * params) {
     if (params->system_prompt && params->system_prompt[0]) {
-        return cli_chat_push(chat, "system", params->system_prompt);
+        return common_chat_history_push(chat, "system", params->system_prompt);
     }
     return true;
 }
@@ -211,14 +211,14 @@ int main(int argc, char ** argv) {
 
     int rc = 1;
     struct common_init_result init = { NULL, NULL };
-    struct cli_chat chat;
+    struct common_chat_history chat;
     struct cli_gen gen;
     struct cli_str pending = { NULL, 0, 0 };
     memset(&chat, 0, sizeof(chat));
     memset(&gen, 0, sizeof(gen));
 
     llama_backend_init();
-    cli_signals_install();
+    common_console_signals_install();
 
     out_str("\nLoading model... ");
     init = common_init_from_params(&params);
@@ -229,7 +229,7 @@ int main(int argc, char ** argv) {
     out_str("\n");
 
     char err[512];
-    if (!cli_chat_init(&chat, init.model, params.chat_template, err, sizeof(err))) {
+    if (!common_chat_history_init(&chat, init.model, params.chat_template, err, sizeof(err))) {
         cli_error("error: %s\n", err);
         goto done;
     }
@@ -245,7 +245,7 @@ int main(int argc, char ** argv) {
     bool use_prompt = params.prompt && params.prompt[0];
     rc = 0;
     for (;;) {
-        if (cli_interrupted()) {
+        if (common_console_interrupted()) {
             break; // Ctrl+C while loading or between turns
         }
         char * buffer = NULL;
@@ -269,19 +269,19 @@ int main(int argc, char ** argv) {
             }
         } else {
             out_str("\n> ");
-            enum cli_read_status st = cli_read_message(stdin, params.multiline_input, &buffer);
-            if (st == CLI_READ_ERROR) {
+            enum common_console_read_status st = common_console_read_message(stdin, params.multiline_input, &buffer);
+            if (st == COMMON_CONSOLE_READ_ERROR) {
                 cli_error("error: out of memory\n");
                 rc = 1;
                 break;
             }
-            if (st != CLI_READ_OK) {
+            if (st != COMMON_CONSOLE_READ_OK) {
                 break; // end of input or Ctrl+C at the prompt
             }
         }
         out_str("\n");
 
-        if (cli_interrupted()) {
+        if (common_console_interrupted()) {
             free(buffer);
             break;
         }
@@ -302,10 +302,10 @@ int main(int argc, char ** argv) {
                 continue;
             }
             regen_saved = strdup(chat.contents[chat.n_msgs - 1]);
-            cli_chat_pop(&chat);
+            common_chat_history_pop(&chat);
             add_user_msg = false;
         } else if (starts_with(buffer, "/clear")) {
-            cli_chat_clear(&chat);
+            common_chat_history_clear(&chat);
             str_clear(&pending);
             if (!add_system_prompt(&chat, &params)) {
                 cli_error("error: out of memory\n");
@@ -331,14 +331,14 @@ int main(int argc, char ** argv) {
         free(buffer);
 
         if (add_user_msg) {
-            if (!cli_chat_push(&chat, "user", pending.buf ? pending.buf : "")) {
+            if (!common_chat_history_push(&chat, "user", pending.buf ? pending.buf : "")) {
                 cli_error("error: out of memory\n");
                 continue;
             }
             str_clear(&pending);
         }
 
-        char * prompt = cli_chat_format(&chat);
+        char * prompt = common_chat_history_format(&chat, true);
         char * content = NULL;
         struct cli_gen_timings t;
         bool context_full = false;
@@ -358,21 +358,21 @@ int main(int argc, char ** argv) {
             // the turn is dropped so that the next message starts from a consistent history
             cli_error("Error: %s\n", gs == CLI_GEN_FAILED ? err : "out of memory");
             if (add_user_msg) {
-                cli_chat_pop(&chat);
+                common_chat_history_pop(&chat);
             } else if (regen_saved) {
-                cli_chat_push(&chat, "assistant", regen_saved);
+                common_chat_history_push(&chat, "assistant", regen_saved);
             }
             free(regen_saved);
             free(content);
             continue;
         }
         free(regen_saved);
-        if (!cli_chat_push(&chat, "assistant", content)) {
+        if (!common_chat_history_push(&chat, "assistant", content)) {
             cli_error("error: out of memory\n");
         }
         free(content);
         if (gs == CLI_GEN_INTERRUPTED) {
-            cli_interrupt_clear();
+            common_console_interrupt_clear();
         }
         if (context_full) {
             cli_error("\n(the context is full: the reply was cut; use /clear, a larger -c or "
@@ -396,7 +396,7 @@ int main(int argc, char ** argv) {
 done:
     free(pending.buf);
     cli_gen_free(&gen);
-    cli_chat_free(&chat);
+    common_chat_history_free(&chat);
     common_init_result_free(&init);
     common_params_free(&params);
     llama_backend_free();

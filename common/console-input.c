@@ -1,4 +1,4 @@
-#include "cli-input.h"
+#include "console-input.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,7 +21,7 @@ static void on_signal(int sig) {
     atomic_store(&g_interrupted, true);
 }
 
-void cli_signals_install(void) {
+void common_console_signals_install(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -31,11 +31,11 @@ void cli_signals_install(void) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
-bool cli_interrupted(void) {
+bool common_console_interrupted(void) {
     return atomic_load(&g_interrupted);
 }
 
-void cli_interrupt_clear(void) {
+void common_console_interrupt_clear(void) {
     atomic_store(&g_interrupted, false);
 }
 
@@ -59,18 +59,18 @@ static bool buf_append(char ** buf, size_t * len, size_t * cap, const char * s, 
     return true;
 }
 
-enum cli_read_status cli_read_message(FILE * in, bool multiline, char ** out) {
+enum common_console_read_status common_console_read_message(FILE * in, bool multiline, char ** out) {
     *out = NULL;
     char * msg = NULL;
     size_t len = 0, cap = 0;
     char * line = NULL;
     size_t line_cap = 0;
     bool any = false;
-    enum cli_read_status st = CLI_READ_OK;
+    enum common_console_read_status st = COMMON_CONSOLE_READ_OK;
 
     for (;;) {
-        if (cli_interrupted()) {
-            st = CLI_READ_INTERRUPTED;
+        if (common_console_interrupted()) {
+            st = COMMON_CONSOLE_READ_INTERRUPTED;
             break;
         }
         errno = 0;
@@ -78,12 +78,12 @@ enum cli_read_status cli_read_message(FILE * in, bool multiline, char ** out) {
         if (n < 0) {
             const bool eintr = errno == EINTR;
             clearerr(in);
-            if (cli_interrupted()) {
-                st = CLI_READ_INTERRUPTED;
+            if (common_console_interrupted()) {
+                st = COMMON_CONSOLE_READ_INTERRUPTED;
             } else if (eintr) {
                 continue; // another signal: keep waiting
             } else if (!any) {
-                st = CLI_READ_EOF;
+                st = COMMON_CONSOLE_READ_EOF;
             }
             break;
         }
@@ -101,7 +101,7 @@ enum cli_read_status cli_read_message(FILE * in, bool multiline, char ** out) {
             more = !more;
         }
         if (!buf_append(&msg, &len, &cap, line, (size_t) n) || (!done && !buf_append(&msg, &len, &cap, "\n", 1))) {
-            st = CLI_READ_ERROR;
+            st = COMMON_CONSOLE_READ_ERROR;
             break;
         }
         if (done || !more) {
@@ -110,16 +110,16 @@ enum cli_read_status cli_read_message(FILE * in, bool multiline, char ** out) {
     }
     free(line);
 
-    if (st != CLI_READ_OK) {
+    if (st != COMMON_CONSOLE_READ_OK) {
         free(msg);
         return st;
     }
     if (!msg && !buf_append(&msg, &len, &cap, "", 0)) {
-        return CLI_READ_ERROR;
+        return COMMON_CONSOLE_READ_ERROR;
     }
     if (len > 0 && msg[len - 1] == '\n') {
         msg[--len] = '\0';
     }
     *out = msg;
-    return CLI_READ_OK;
+    return COMMON_CONSOLE_READ_OK;
 }
