@@ -591,10 +591,10 @@ static void test_kjv(void) {
             p[k] = (llama_token) json_integer_value(json_array_get(jp, k));
         }
         const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(m));
-        // teacher-forced (as the synthetic greedy checks): our argmax must be the reference token unless the
-        // two are a near-tie in our logits (llama.cpp's own kernel variants flip such ties, README §6.4)
-        const double tie = (strstr(file, "q4") || strstr(file, "q8")) ? 0.06 : 0.02;
-        int equal = 0, ties = 0, bad = 0;
+        // teacher-forced: our argmax must be the reference token at every step. Some steps are near-ties
+        // (down to 0.0015 for the Q8_0 files), so this holds only because every kernel on these models' path
+        // rounds as llama.cpp's x86 build does; the gap of a miss is printed to tell a flip from a bug
+        int equal = 0, bad = 0;
         bool leading = true;
         if (ctx && llama_decode(ctx, llama_batch_get_one(p, np)) == 0) {
             for (int k = 0; k < ng; k++) {
@@ -612,13 +612,9 @@ static void test_kjv(void) {
                     equal += leading;
                 } else {
                     leading = false;
-                    if (l[best] - l[want] <= tie) {
-                        ties++;
-                    } else {
-                        bad++;
-                        fprintf(stderr, "kjv %s step %d: argmax %d, reference %d, gap %.4f\n", file, k, best, want,
-                                (double) (l[best] - l[want]));
-                    }
+                    bad++;
+                    fprintf(stderr, "kjv %s step %d: argmax %d, reference %d, gap %.6f\n", file, k, best, want,
+                            (double) (l[best] - l[want]));
                 }
                 llama_token t = want;
                 if (llama_decode(ctx, llama_batch_get_one(&t, 1)) != 0) {
@@ -629,9 +625,9 @@ static void test_kjv(void) {
         } else {
             bad++;
         }
-        printf("kjv %-24s %-24s %2d/%d leading tokens equal, %d near-ties\n", file,
-               json_string_value(json_object_get(c, "prompt")), equal, ng, ties);
-        TH_CHECK(bad == 0, "kjv %s \"%s\": %d greedy steps differ beyond a near-tie", file,
+        printf("kjv %-24s %-24s %2d/%d leading tokens equal\n", file,
+               json_string_value(json_object_get(c, "prompt")), equal, ng);
+        TH_CHECK(bad == 0, "kjv %s \"%s\": %d teacher-forced greedy steps differ from llama.cpp", file,
                  json_string_value(json_object_get(c, "prompt")), bad);
         free(p);
         llama_free(ctx);

@@ -2,8 +2,10 @@
 // weights quantized with ggml's reference quantizer, dequantized with the type's to_float, multiplied in
 // double with the exact float activations. The GEMM quantizes activations to 8 bits, so each output is
 // checked against the reference with the same error bound the vec_dot path must meet; with the same 8-bit
-// activations as vec_dot it must also agree with vec_dot up to float rounding. Shapes cover partial row tiles, every column remainder and several blocks.
+// activations as vec_dot it must also agree with vec_dot up to float rounding (Q8_0: bit for bit, both follow
+// llama.cpp's float order). Shapes cover partial row tiles, every column remainder and several blocks.
 // Also the mul_mat op on both sides of the GEMM threshold, so the op's dispatch and chunking are exercised.
+#include "ggml-common.h"
 #include "ggml-cpu/gemm.h"
 #include "ggml-cpu/ggml-cpu-kernels.h"
 #include "ggml-cpu.h"
@@ -87,6 +89,7 @@ static void check_case(struct err_sums * es, enum ggml_type type, int64_t K, int
     }
 
     double max_rel = 0, max_dv = 0;
+    int n_unequal = 0; // outputs not bit-identical to vec_dot's
     bool guard_ok = true;
     for (int64_t r = 0; r < M; r++) {
         row_to_float(type, wq + (size_t) r * rs, wd, K);
@@ -99,6 +102,7 @@ static void check_case(struct err_sums * es, enum ggml_type type, int64_t K, int
             float v;
             k->vec_dot((int) K, &v, wq + (size_t) r * rs, xv + (size_t) c * vrs);
             const double g = out[c * ldd + r];
+            n_unequal += memcmp(&out[c * ldd + r], &v, sizeof(float)) != 0;
             es->g    += (g - ref) * (g - ref);
             es->v    += ((double) v - ref) * ((double) v - ref);
             es->norm += ref * ref;
@@ -123,6 +127,12 @@ static void check_case(struct err_sums * es, enum ggml_type type, int64_t K, int
     // same, so the two results differ only by float rounding over blocks
     TH_CHECK(max_dv < 1e-5, "%s K=%lld M=%lld N=%lld: gemm vs vec_dot differ by %.3g of the magnitude",
              ggml_type_name(type), (long long) K, (long long) M, (long long) N, max_dv);
+    // Q8_0 keeps llama.cpp's float order (eight lane chains per output) in both paths, so batches reproduce
+    // its greedy tokens whatever the number of columns
+    if (type == GGML_TYPE_Q8_0) {
+        TH_CHECK(n_unequal == 0, "%s K=%lld M=%lld N=%lld: %d outputs differ from vec_dot's bits", ggml_type_name(type),
+                 (long long) K, (long long) M, (long long) N, n_unequal);
+    }
     free(wf); free(xf); free(wd); free(wq); free(act); free(pack); free(out); free(xv);
 }
 
@@ -196,6 +206,7 @@ static void check_op(enum ggml_type type) {
             TH_CHECK(ggml_graph_compute_with_ctx(ctx, gf, nth) == GGML_STATUS_SUCCESS, "compute");
             float * wd = malloc(sizeof(float) * (size_t) K);
             double err = 0, norm = 0;
+            int n_unequal = 0; // Q8_0: outputs not bit-identical to a plain vec_dot of the column
             for (int64_t r = 0; r < M; r++) {
                 row_to_float(type, (const char *) w->data + r * w->nb[1], wd, K);
                 for (int64_t c = 0; c < N; c++) {
@@ -204,8 +215,17 @@ static void check_op(enum ggml_type type) {
                     const double g = ((const float *) y->data)[c * M + r];
                     err += (g - ref) * (g - ref);
                     norm += ref * ref;
+                    if (type == GGML_TYPE_Q8_0) {
+                        block_q8_0 xq[512 / QK8_0];
+                        float v;
+                        ggml_cpu_get_kernels(GGML_TYPE_Q8_0)->from_float((const float *) x->data + c * K, xq, K);
+                        ggml_cpu_get_kernels(GGML_TYPE_Q8_0)->vec_dot((int) K, &v, (const char *) w->data + r * w->nb[1], xq);
+                        n_unequal += memcmp(&v, &((const float *) y->data)[c * M + r], sizeof(float)) != 0;
+                    }
                 }
             }
+            TH_CHECK(n_unequal == 0, "mul_mat %s N=%lld nth=%d: %d outputs differ from vec_dot's bits",
+                     ggml_type_name(type), (long long) N, nth, n_unequal);
             TH_CHECK(err / norm < 2e-4, "mul_mat %s N=%lld nth=%d: nmse %.3g", ggml_type_name(type), (long long) N, nth,
                      err / norm);
             free(wf); free(wd);

@@ -7,7 +7,10 @@
 //  3. vec_dot of random rows: every SIMD path equals the scalar path (bit for bit for the AVX2 K-quants, whose
 //     float operations are the same; 1e-5 of sum|x_i*y_i| otherwise), and the scalar path equals a double
 //     precision dot product of the dequantized rows (dequantized by ggml-quants.c, not by the kernels);
-//  4. the batched vec_dot_mc gives, column by column, exactly what vec_dot gives.
+//  4. the batched vec_dot_mc gives, column by column, exactly what vec_dot gives;
+//  5. Q8_0 x Q8_0 on every path follows llama.cpp's x86 float order bit for bit (restated below from its
+//     AVX2 ggml_vec_dot_q8_0_q8_0 and llamafile tinyBLAS_Q0_AVX, which agree): llama.cpp's Q8_0 greedy
+//     tokens sit on near-ties that only this rounding reproduces.
 #include "harness-ggml.h"
 
 #include "ggml-common.h"
@@ -518,6 +521,74 @@ static void test_vec_dot_mc(void) {
     free(xf);
 }
 
+// ---- 5. Q8_0 x Q8_0 in llama.cpp's order ------------------------------------------------------------------------
+
+// llama.cpp (x86, AVX2 and up): acc = 8 float lanes, zero; per block acc = fmadd(set1(dx * dy), cvt(i32 lanes),
+// acc), where i32 lane l sums x*y over elements 4l..4l+3 (vpdpbusd or maddubs+madd: exact either way); then
+// hsum_float_8: hi128 + lo128, + movehl, + movehdup
+static float q8_0_dot_llamacpp(const block_q8_0 * x, const block_q8_0 * y, int nb) {
+    float acc[8] = { 0.0f };
+    for (int b = 0; b < nb; ++b) {
+        const float d = ggml_fp16_to_fp32(x[b].d) * ggml_fp16_to_fp32(y[b].d);
+        for (int l = 0; l < 8; ++l) {
+            int32_t dot = 0;
+            for (int j = 0; j < 4; ++j) {
+                dot += (int32_t) x[b].qs[4 * l + j] * (int32_t) y[b].qs[4 * l + j];
+            }
+            acc[l] = fmaf(d, (float) dot, acc[l]);
+        }
+    }
+    float h4[4];
+    for (int i = 0; i < 4; ++i) {
+        h4[i] = acc[i + 4] + acc[i];
+    }
+    const float h2[2] = { h4[0] + h4[2], h4[1] + h4[3] };
+    return h2[0] + h2[1];
+}
+
+static void test_q8_0_order(void) {
+    const int64_t lengths[] = { 32, 64, 256, 2048, 5632 };
+    const int64_t max_n = 5632;
+    block_q8_0 * w = malloc(sizeof(block_q8_0) * (size_t) (max_n / QK8_0));
+    block_q8_0 * a = malloc(sizeof(block_q8_0) * (size_t) (max_n / QK8_0) * GGML_CPU_MC_MAX);
+    float * xf = malloc(max_n * sizeof(float));
+    int bad = 0, n_cases = 0;
+    for (size_t il = 0; il < sizeof(lengths) / sizeof(lengths[0]); ++il) {
+        const int64_t n = lengths[il];
+        const int nb = (int) (n / QK8_0);
+        for (int rep = 0; rep < 3; ++rep) {
+            random_row(GGML_TYPE_Q8_0, w, n);
+            for (int c = 0; c < GGML_CPU_MC_MAX; ++c) {
+                for (int64_t i = 0; i < n; ++i) {
+                    // rep 2: scales spread over orders of magnitude, so that the lane order matters more
+                    xf[i] = rng_normal() * (rep == 2 ? exp2f((float) (i % 24) - 12.0f) : 1.0f);
+                }
+                ggml_cpu_get_kernels_isa(GGML_TYPE_Q8_0, GGML_CPU_ISA_SCALAR)->from_float(xf, a + c * nb, n);
+            }
+            for (size_t ii = 0; ii < sizeof(all_isas) / sizeof(all_isas[0]); ++ii) {
+                if (!ggml_cpu_isa_supported(all_isas[ii])) {
+                    continue;
+                }
+                const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels_isa(GGML_TYPE_Q8_0, all_isas[ii]);
+                float got[GGML_CPU_MC_MAX];
+                for (int c = 0; c < GGML_CPU_MC_MAX; ++c) {
+                    const float want = q8_0_dot_llamacpp(w, a + c * nb, nb);
+                    k->vec_dot((int) n, &got[c], w, a + c * nb);
+                    bad += memcmp(&want, &got[c], sizeof(float)) != 0;
+                    TH_EXPECT(memcmp(&want, &got[c], sizeof(float)) == 0, "%s q8_0 n=%lld rep %d col %d: %.9g, llama.cpp's order %.9g",
+                              ggml_cpu_isa_name(all_isas[ii]), (long long) n, rep, c, got[c], want);
+                    n_cases++;
+                }
+            }
+        }
+    }
+    printf("q8_0 x q8_0: %d dot products bit-identical to llama.cpp's float order on every path\n", n_cases - bad);
+    TH_CHECK(n_cases > 0 && bad == 0, "q8_0 vec_dot follows llama.cpp's order (%d of %d differ)", bad, n_cases);
+    free(w);
+    free(a);
+    free(xf);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     test_isa_selection();
@@ -526,5 +597,6 @@ int main(void) {
     test_from_float_cross_isa();
     test_vec_dot_random();
     test_vec_dot_mc();
+    test_q8_0_order();
     return th_finish();
 }

@@ -5,8 +5,12 @@
 //   min      (Q4_1, Q5_1, Q4_K, Q5_K):           corr, d, m               w = d * q - m (Q4_1/Q5_1: m = -min)
 //   half     (Q3_K, Q6_K: 16-element scales):   corr0, corr1, d0, d1     groups 0-3 use d0, groups 4-7 d1
 //   half-min (Q2_K: 16-element scales, mins):   corr0, corr1, d0, d1, m0, m1
+//   lanes    (Q8_0):                              d                        w = d * q, q stored as q + 128
 // vpdpbusd multiplies unsigned by signed bytes, so activations are stored as q + 128 (exact in a byte) and
 // corr = -128 * (sum of the weights it covers) starts each block's accumulator: the int32 dot is exact.
+// Q8_0 follows llama.cpp's float order instead (quants-scalar.c): eight float chains per output, one per
+// 4-element group, so the tile keeps the eight group dots apart; there the weights are the unsigned side
+// (q + 128) and the activations carry the correction, -128 * (sum of each group's activations).
 // Float weights (F16, BF16, F32) are packed as F32 tiles: element i of the 16 rows as 16 floats at 64 * i.
 // The packers transpose 16 rows with plain loads and shuffles (rows_t) and gather only the per-row scale
 // fields (32-bit offsets); a scalar packer that gives the same bytes handles row strides too large for them.
@@ -22,7 +26,7 @@
 #define BLK    32
 #define COLS   8 // activation columns per register tile (8 accumulators + 8 weight registers)
 
-enum pack_kind { KIND_PLAIN = 0, KIND_MIN = 1, KIND_HALF = 2, KIND_HALF_MIN = 3 };
+enum pack_kind { KIND_PLAIN = 0, KIND_MIN = 1, KIND_HALF = 2, KIND_HALF_MIN = 3, KIND_LANES = 4 };
 
 static enum pack_kind kind_of(enum ggml_type type) {
     switch (type) {
@@ -33,12 +37,13 @@ static enum pack_kind kind_of(enum ggml_type type) {
         case GGML_TYPE_Q3_K:
         case GGML_TYPE_Q6_K: return KIND_HALF;
         case GGML_TYPE_Q2_K: return KIND_HALF_MIN;
+        case GGML_TYPE_Q8_0: return KIND_LANES;
         default:             return KIND_PLAIN;
     }
 }
 
 static size_t block_bytes(enum pack_kind kind) {
-    return kind == KIND_PLAIN ? 640 : kind == KIND_MIN ? 704 : kind == KIND_HALF ? 768 : 896;
+    return kind == KIND_PLAIN ? 640 : kind == KIND_MIN ? 704 : kind == KIND_HALF ? 768 : kind == KIND_HALF_MIN ? 896 : 576;
 }
 
 // weights multiplied in floats (F16, BF16, F32): F32 tiles, activations rounded as the vec_dot path does
@@ -59,8 +64,9 @@ size_t ggml_cpu_gemm_act_row_size(enum ggml_type type, int64_t k) {
     }
     // an odd number of cache lines: the tiles read 8 columns in step, and rows a power of two apart would
     // all map to the same L1 sets
-    // (d and s per block; Q2_K: d and an s per 16 elements)
-    const size_t nf = kind_of(type) == KIND_HALF_MIN ? 3 : 2;
+    // (d and s per block; Q2_K: d and an s per 16 elements; Q8_0: d and eight int32 group corrections)
+    const enum pack_kind kind = kind_of(type);
+    const size_t nf = kind == KIND_HALF_MIN ? 3 : kind == KIND_LANES ? 9 : 2;
     size_t n = GGML_PAD((size_t) k + nf * sizeof(float) * (size_t) (k / BLK), 64);
     return (n / 64) % 2 == 0 ? n + 64 : n;
 }
@@ -378,11 +384,13 @@ static bool pack_fast(enum ggml_type type, int64_t nb, const uint8_t * x, size_t
         case GGML_TYPE_Q8_0:
             for (int64_t b = 0; b < nb; b++) {
                 const uint8_t * blk = x + (size_t) b * sizeof(block_q8_0);
-                uint8_t * pb = p + (size_t) b * 640;
+                uint8_t * pb = p + (size_t) b * 576;
                 rows_t(blk + 2, bx, nrows, 8, w);
+                for (int g = 0; g < BLK / 4; g++) {
+                    w[g] = _mm512_xor_si512(w[g], _mm512_set1_epi8((char) 0x80)); // the unsigned side (KIND_LANES)
+                }
                 store_w(pb, w);
-                _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
-                _mm512_store_ps((void *) (pb + 576), gather_f16(blk, vidx, m));
+                _mm512_store_ps((void *) (pb + 512), gather_f16(blk, vidx, m));
             }
             return true;
         case GGML_TYPE_Q4_0:
@@ -687,6 +695,13 @@ void ggml_cpu_gemm_pack(enum ggml_type type, int64_t k, const void * x, size_t b
             } else {
                 memset(v, 0, sizeof(v));
             }
+            if (kind == KIND_LANES) {
+                for (int l = 0; l < BLK; l++) {
+                    pb[64 * (l / 4) + 4 * r + l % 4] = (uint8_t) (v[l] + 128);
+                }
+                memcpy(pb + 512 + 4 * r, &f.d[0], 4);
+                continue;
+            }
             int32_t sum[2] = { 0, 0 };
             for (int g = 0; g < BLK / 4; g++) {
                 memcpy(pb + 64 * g + 4 * r, v + 4 * g, 4);
@@ -774,12 +789,35 @@ static inline void act_block(uint8_t * q, float * d, float * s, int64_t b, const
     }
 }
 
+// Q8_0 (KIND_LANES): the signed Q8_0 values as they are, then d per block, then per block the eight group
+// corrections -128 * (sum of the group's four values) that turn the weights' q + 128 back into q
+static void act_lanes(const float * x, uint8_t * act, int64_t k) {
+    const ggml_cpu_from_float_t quant = ggml_cpu_get_kernels(GGML_TYPE_Q8_0)->from_float;
+    const int64_t nb = k / BLK;
+    float * d = (float *) (act + k);
+    int32_t * corr = (int32_t *) (d + nb);
+    for (int64_t b = 0; b < nb; b++) {
+        block_q8_0 blk;
+        quant(x + b * BLK, &blk, BLK);
+        memcpy(act + b * BLK, blk.qs, BLK);
+        d[b] = GGML_FP16_TO_FP32(blk.d);
+        for (int g = 0; g < BLK / 4; g++) {
+            const int8_t * q = blk.qs + 4 * g;
+            corr[8 * b + g] = -128 * (q[0] + q[1] + q[2] + q[3]);
+        }
+    }
+}
+
 void ggml_cpu_gemm_act_from_float(enum ggml_type type, const float * x, void * act, int64_t k, int64_t col) {
     if (is_float(type)) {
         act_float(type, x, act, k, col);
         return;
     }
     act = (uint8_t *) act + (size_t) col * ggml_cpu_gemm_act_row_size(type, k);
+    if (kind_of(type) == KIND_LANES) {
+        act_lanes(x, act, k);
+        return;
+    }
     // the vec_dot path's quantizer (Q8_0, Q8_1, or Q8_K for the K-quants and IQ4_XS), so that every
     // 32-element integer dot equals vec_dot's; Q8_0/Q8_1 blocks are independent, Q8_K takes super-blocks of 256.
     // s is what vec_dot multiplies the weights' min with: d * (sum of q), or Q8_1's stored (F16) s
@@ -904,6 +942,60 @@ static inline __attribute__((always_inline)) void run_kind(int64_t k, const uint
     }
 }
 
+// Q8_0 (KIND_LANES): llama.cpp's order (quants-scalar.c), each of the 16 rows x NC columns keeps eight float
+// chains, one per 4-element group g (acc[c][g]), fed block after block with fma(dw * da, group dot, acc); the
+// chains are summed as ((g0 + g4) + (g2 + g6)) + ((g1 + g5) + (g3 + g7)) at the end. 8 * NC accumulators
+// plus the 8 weight registers: NC <= 2.
+#define COLS_LANES 2
+
+static inline __attribute__((always_inline)) void tile_lanes(int64_t k, const uint8_t * pack, const uint8_t * act,
+                                                             size_t bact, const int NC, float * dst, size_t bdst,
+                                                             __mmask16 mask) {
+    const int64_t nb = k / BLK;
+    __m512 acc[COLS_LANES][BLK / 4];
+    for (int c = 0; c < NC; c++) {
+        for (int g = 0; g < BLK / 4; g++) {
+            acc[c][g] = _mm512_setzero_ps();
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t * p = pack + (size_t) b * 576;
+        __m512i w[BLK / 4];
+        for (int g = 0; g < BLK / 4; g++) {
+            w[g] = _mm512_load_si512((const void *) (p + 64 * g));
+        }
+        const __m512 dw = _mm512_load_ps((const float *) (p + 512));
+        for (int c = 0; c < NC; c++) {
+            const uint8_t * a = act + (size_t) c * bact;
+            const float * da = (const float *) (a + k);
+            const int32_t * corr = (const int32_t *) (da + nb) + 8 * b;
+            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(da[b])); // the float product dw * da of llama.cpp
+            for (int g = 0; g < BLK / 4; g++) {
+                int32_t q4;
+                memcpy(&q4, a + b * BLK + 4 * g, 4);
+                const __m512i s = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr[g]), w[g], _mm512_set1_epi32(q4));
+                acc[c][g] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), acc[c][g]);
+            }
+        }
+    }
+    for (int c = 0; c < NC; c++) {
+        const __m512 lo = _mm512_add_ps(_mm512_add_ps(acc[c][0], acc[c][4]), _mm512_add_ps(acc[c][2], acc[c][6]));
+        const __m512 hi = _mm512_add_ps(_mm512_add_ps(acc[c][1], acc[c][5]), _mm512_add_ps(acc[c][3], acc[c][7]));
+        _mm512_mask_storeu_ps((char *) dst + (size_t) c * bdst, mask, _mm512_add_ps(lo, hi));
+    }
+}
+
+static void run_lanes(int64_t k, const uint8_t * pack, const uint8_t * act, size_t bact, int ncols, float * dst,
+                      size_t bdst, __mmask16 mask) {
+    int c = 0;
+    for (; c + COLS_LANES <= ncols; c += COLS_LANES) {
+        tile_lanes(k, pack, act + (size_t) c * bact, bact, COLS_LANES, (float *) ((char *) dst + (size_t) c * bdst), bdst, mask);
+    }
+    if (c < ncols) {
+        tile_lanes(k, pack, act + (size_t) c * bact, bact, 1, (float *) ((char *) dst + (size_t) c * bdst), bdst, mask);
+    }
+}
+
 #define COLS_FLT 16 // 16 accumulators; each FMA takes its activation as an embedded broadcast
 
 // NC columns of one panel (a single sequential stream of activations)
@@ -963,5 +1055,6 @@ void ggml_cpu_gemm_run(enum ggml_type type, int64_t k, const void * pack, int nr
         case KIND_MIN:   run_kind(k, pack, act, bact, ncols, KIND_MIN, dst, bdst, mask); break;
         case KIND_HALF:  run_kind(k, pack, act, bact, ncols, KIND_HALF, dst, bdst, mask); break;
         case KIND_HALF_MIN: run_kind(k, pack, act, bact, ncols, KIND_HALF_MIN, dst, bdst, mask); break;
+        case KIND_LANES: run_lanes(k, pack, act, bact, ncols, dst, bdst, mask); break;
     }
 }

@@ -6,7 +6,9 @@
 // K-quants); activations are quantized once per matmul with the vec_dot path's quantizer (Q8_0, Q8_1, or
 // Q8_K for the K-quants and IQ4_XS) and stored as unsigned bytes (q + 128) with a float scale and sum per 32
 // elements (Q2_K: per 16). Each 32-element block is an exact int32 dot per (row, column) (vpdpbusd), equal
-// to vec_dot's: the result differs from vec_dot only by the float operations over blocks.
+// to vec_dot's: the result differs from vec_dot only by the float operations over blocks. Q8_0 keeps
+// vec_dot's float operations too (llama.cpp's order, eight chains of 4-element group dots per output), so its
+// GEMM results are bit-identical to vec_dot's; there the activations stay signed and the weights take q + 128.
 // Float weights (F16, BF16, F32) are converted to F32 in the tile; activations are rounded through the
 // weight's format as in the vec_dot path (F16, BF16: every product is then exact; F32: as they are) and
 // stored in panels of GGML_CPU_GEMM_PANEL columns, element i of the panel's columns side by side, which the

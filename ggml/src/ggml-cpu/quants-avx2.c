@@ -295,30 +295,32 @@ static void vec_dot_q5_1_q8_1(int n, float * GGML_RESTRICT s, const void * GGML_
     *s = hsum_f32_8(acc) + summs;
 }
 
-static void vec_dot_q8_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
-                              const void * GGML_RESTRICT vy) {
+// llama.cpp's x86 order (see quants-scalar.c): one chain of eight float lanes over the blocks, lane l being the
+// int dot of elements 4l..4l+3, then hsum_f32_8's tree
+MC_INLINE void q8_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
+                         const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q8_0 * GGML_RESTRICT x = vx;
-    const block_q8_0 * GGML_RESTRICT y = vy;
     const int nb = n / QK8_0;
-    __m256 acc0 = _mm256_setzero_ps();
-    __m256 acc1 = _mm256_setzero_ps();
-    int i = 0;
-    for (; i + 1 < nb; i += 2) {
-        const __m256i p0 = dot_ss8(_mm256_loadu_si256((const __m256i *) x[i].qs),
-                                   _mm256_loadu_si256((const __m256i *) y[i].qs));
-        const __m256i p1 = dot_ss8(_mm256_loadu_si256((const __m256i *) x[i + 1].qs),
-                                   _mm256_loadu_si256((const __m256i *) y[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(f16_to_f32(x[i].d) * f16_to_f32(y[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(f16_to_f32(x[i + 1].d) * f16_to_f32(y[i + 1].d)),
-                               _mm256_cvtepi32_ps(p1), acc1);
+    __m256 acc[GGML_CPU_MC_MAX];
+    for (int c = 0; c < nc; ++c) {
+        acc[c] = _mm256_setzero_ps();
     }
-    for (; i < nb; ++i) {
-        const __m256i p = dot_ss8(_mm256_loadu_si256((const __m256i *) x[i].qs),
-                                  _mm256_loadu_si256((const __m256i *) y[i].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(f16_to_f32(x[i].d) * f16_to_f32(y[i].d)), _mm256_cvtepi32_ps(p), acc0);
+    for (int i = 0; i < nb; ++i) {
+        const __m256i qx = _mm256_loadu_si256((const __m256i *) x[i].qs);
+        const __m256i ax = _mm256_sign_epi8(qx, qx); // the sign trick's |x|, shared by all columns
+        const float dx = f16_to_f32(x[i].d);
+        for (int c = 0; c < nc; ++c) {
+            const block_q8_0 * y = (const block_q8_0 *) ((const char *) vy + c * by);
+            const __m256i p = dot_us8(ax, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) y[i].qs), qx));
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * f16_to_f32(y[i].d)), _mm256_cvtepi32_ps(p), acc[c]);
+        }
     }
-    *s = hsum_f32_8(_mm256_add_ps(acc0, acc1));
+    for (int c = 0; c < nc; ++c) {
+        s[c] = hsum_f32_8(acc[c]);
+    }
 }
+
+MC_VEC_DOTS(q8_0_q8_0, q8_0_impl)
 
 static inline __m256i iq4nl_table(void) {
     const __m128i t = _mm_loadu_si128((const __m128i *) kvalues_iq4nl);
@@ -710,6 +712,7 @@ void ggml_cpu_kernels_fill_avx2(struct ggml_cpu_type_kernels * t) {
     t[GGML_TYPE_Q5_0].vec_dot   = vec_dot_q5_0_q8_0;
     t[GGML_TYPE_Q5_1].vec_dot   = vec_dot_q5_1_q8_1;
     t[GGML_TYPE_Q8_0].vec_dot   = vec_dot_q8_0_q8_0;
+    t[GGML_TYPE_Q8_0].vec_dot_mc = vec_dot_mc_q8_0_q8_0;
     t[GGML_TYPE_IQ4_NL].vec_dot = vec_dot_iq4_nl_q8_0;
     t[GGML_TYPE_Q2_K].vec_dot   = vec_dot_q2_K_q8_K;
     t[GGML_TYPE_Q3_K].vec_dot   = vec_dot_q3_K_q8_K;

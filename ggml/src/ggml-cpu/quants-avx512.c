@@ -1,9 +1,9 @@
 // AVX-512 (F, BW, VL, DQ, VNNI, BF16) kernels, applied on top of the AVX2 table for the types that gain from
 // 512-bit registers; only called after the CPUID check in ggml-cpu-kernels.c.
 //
-// 32-element block types put four blocks in one register (one per 128-bit lane; Q8_0 two per 256 bits) and
-// use VNNI (vpdpbusd: unsigned x signed bytes summed into int32); signed weights are made unsigned by an
-// offset whose contribution is subtracted again. K-quants apply the per-sub-block scales in integers (maddubs +
+// 32-element block types put four blocks in one register (one per 128-bit lane) and use VNNI (vpdpbusd:
+// unsigned x signed bytes summed into int32); signed weights are made unsigned by an offset whose contribution
+// is subtracted again. Q8_0 x Q8_0 keeps llama.cpp's float order instead (one block per 256 bits). K-quants apply the per-sub-block scales in integers (maddubs +
 // madd) and scale each super-block's int32 lanes into float accumulators. BF16 rows use vdpbf16ps.
 #include "quants-impl.h"
 
@@ -118,48 +118,32 @@ MC_INLINE void q4_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTR
 
 MC_VEC_DOTS(q4_0_q8_0, q4_0_impl)
 
+// llama.cpp's x86 order (see quants-scalar.c) on 256-bit VNNI: one chain of eight float lanes per column, lane l
+// being the int dot of elements 4l..4l+3 (|x| times y with x's sign, exact), then the hsum tree
 MC_INLINE void q8_0_impl(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                          const void * GGML_RESTRICT vy, size_t by, const int nc) {
     const block_q8_0 * GGML_RESTRICT x = vx;
     const int nb = n / QK8_0;
-    const __m512i bias = _mm512_set1_epi8((char) 0x80);
-    const __m512i i01  = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i i23  = _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2);
-    __m512 acc0[GGML_CPU_MC_MAX], acc1[GGML_CPU_MC_MAX];
+    __m256 acc[GGML_CPU_MC_MAX];
     for (int c = 0; c < nc; ++c) {
-        acc0[c] = _mm512_setzero_ps();
-        acc1[c] = _mm512_setzero_ps();
+        acc[c] = _mm256_setzero_ps();
     }
-    int i = 0;
-    // two blocks per register; x + 128 is unsigned, so sum(x * y) = sum((x + 128) * y) - sum(128 * y)
-    for (; i + 3 < nb; i += 4) {
-        const __m512i xa = _mm512_xor_si512(load_2x32(x[i].qs, x[i + 1].qs), bias);
-        const __m512i xb = _mm512_xor_si512(load_2x32(x[i + 2].qs, x[i + 3].qs), bias);
+    for (int i = 0; i < nb; ++i) {
+        const __m256i qx = _mm256_loadu_si256((const __m256i *) x[i].qs);
+        const __m256i ax = _mm256_sign_epi8(qx, qx);
+        const float dx = f16_to_f32(x[i].d);
         for (int c = 0; c < nc; ++c) {
             const block_q8_0 * y = (const block_q8_0 *) ((const char *) vy + c * by);
-            const __m512i ya = load_2x32(y[i].qs, y[i + 1].qs);
-            const __m512i yb = load_2x32(y[i + 2].qs, y[i + 3].qs);
-            const __m512i pa = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), xa, ya),
-                                                _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, ya));
-            const __m512i pb = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), xb, yb),
-                                                _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, yb));
-            const __m512 d4 = _mm512_castps128_ps512(scale_products_4((const uint8_t *) &x[i].d, sizeof(block_q8_0),
-                                                                      (const uint8_t *) &y[i].d, sizeof(block_q8_0)));
-            acc0[c] = _mm512_fmadd_ps(_mm512_permutexvar_ps(i01, d4), _mm512_cvtepi32_ps(pa), acc0[c]);
-            acc1[c] = _mm512_fmadd_ps(_mm512_permutexvar_ps(i23, d4), _mm512_cvtepi32_ps(pb), acc1[c]);
+            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *) y[i].qs), qx);
+            const __m256i p = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, sy);
+            acc[c] = _mm256_fmadd_ps(_mm256_set1_ps(dx * f16_to_f32(y[i].d)), _mm256_cvtepi32_ps(p), acc[c]);
         }
     }
     for (int c = 0; c < nc; ++c) {
-        const block_q8_0 * y = (const block_q8_0 *) ((const char *) vy + c * by);
-        float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0[c], acc1[c]));
-        for (int k = i; k < nb; ++k) {
-            int sumi = 0;
-            for (int j = 0; j < QK8_0; ++j) {
-                sumi += x[k].qs[j] * y[k].qs[j];
-            }
-            sum += (float) sumi * (f16_to_f32(x[k].d) * f16_to_f32(y[k].d));
-        }
-        s[c] = sum;
+        __m128 r = _mm_add_ps(_mm256_castps256_ps128(acc[c]), _mm256_extractf128_ps(acc[c], 1));
+        r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+        r = _mm_add_ss(r, _mm_movehdup_ps(r));
+        s[c] = _mm_cvtss_f32(r);
     }
 }
 

@@ -205,20 +205,28 @@ static void vec_dot_q5_1_q8_1(int n, float * GGML_RESTRICT s, const void * GGML_
     *s = sumf;
 }
 
+// Q8_0 x Q8_0 in llama.cpp's x86 order, which its AVX2 vec_dot (one activation column) and its llamafile
+// tinyBLAS tiles (prompt batches) share: eight float lanes, lane l takes the int dot of elements 4l..4l+3 of
+// each block as fma(dx * dy, dot, lane) block after block, then the lanes are summed as
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). Greedy tokens of Q8_0 models sit on near-ties that only
+// this rounding reproduces (reference/kjv), so every ISA path computes exactly these float operations.
 static void vec_dot_q8_0_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
                               const void * GGML_RESTRICT vy) {
     const block_q8_0 * GGML_RESTRICT x = vx;
     const block_q8_0 * GGML_RESTRICT y = vy;
     const int nb = n / QK8_0;
-    float sumf = 0.0f;
+    float lane[8] = { 0.0f };
     for (int i = 0; i < nb; ++i) {
-        int sumi = 0;
-        for (int j = 0; j < QK8_0; ++j) {
-            sumi += x[i].qs[j] * y[i].qs[j];
+        const float d = GGML_FP16_TO_FP32(x[i].d) * GGML_FP16_TO_FP32(y[i].d);
+        for (int l = 0; l < 8; ++l) {
+            int sumi = 0;
+            for (int j = 4 * l; j < 4 * l + 4; ++j) {
+                sumi += x[i].qs[j] * y[i].qs[j];
+            }
+            lane[l] = fmaf(d, (float) sumi, lane[l]);
         }
-        sumf += (float) sumi * (GGML_FP16_TO_FP32(x[i].d) * GGML_FP16_TO_FP32(y[i].d));
     }
-    *s = sumf;
+    *s = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
 }
 
 static void vec_dot_iq4_nl_q8_0(int n, float * GGML_RESTRICT s, const void * GGML_RESTRICT vx,
