@@ -5,7 +5,7 @@ foreach(isa avx2 avx512)
     llama_test_variant(NAME test-gemm-${isa} TARGET test-gemm ENV GGML_CPU_ISA=${isa})
 endforeach()
 
-# Q4_0 weights repacked into interleaved 16-row groups (ggml/src/ggml-cpu/repack.h), per ISA
+# Q4_0, Q4_K and Q6_K weights repacked into interleaved 16-row groups (ggml/src/ggml-cpu/repack.h), per ISA
 llama_test(NAME test-repack SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test-repack.c LIBS ggml-static)
 foreach(isa scalar avx2 avx512)
     llama_test_variant(NAME test-repack-${isa} TARGET test-repack ENV GGML_CPU_ISA=${isa})

@@ -1,9 +1,11 @@
-// Q4_0 weights repacked into interleaved groups of 16 rows (ggml/src/ggml-cpu/repack.h, the CPU_REPACK
-// buffer type):
-// - the layout round-trips: repack then unpack, and set_tensor then get_tensor, give the original bytes;
-// - every ISA's gemv equals the scalar vec_dot_q4_0_q8_0 bit for bit (same integer dots, same float steps),
+// Weights repacked into interleaved groups of 16 rows (ggml/src/ggml-cpu/repack.h, the CPU_REPACK buffer
+// type), for every type of the repack table (Q4_0, Q4_K, Q6_K):
+// - the layout round-trips: repack then unpack, and set_tensor then get_tensor, give the original bytes
+//   (for the K-quants also arbitrary bytes: every bit of the packed scales survives);
+// - every ISA's gemv equals the type's scalar vec_dot bit for bit (same integer sums, same float steps),
 //   and an independent double-precision product of the dequantized weights and activations within float
-//   rounding, for K below, at and across the kernels' correction segment (256 blocks);
+//   rounding, for K below, at and across the kernels' correction segments; for the K-quants also on
+//   weights of random bytes (extreme values and scales) against activations of 127/-128 (the int16 bounds);
 // - the MUL_MAT op with the weight in a CPU_REPACK buffer, N = 1..33 columns, 1 and 3 threads: below the
 //   GEMM threshold bit-identical to the scalar vec_dot per element, from it on bit-identical to the same op
 //   on the plain weights (the GEMM packs the unpacked rows);
@@ -28,27 +30,60 @@ static float frand(void) {
     return (float) ((double) (th_xorshift64(&g_rng) >> 11) / 9007199254740992.0) * 2.0f - 1.0f;
 }
 
-// random Q4_0 rows: quantized from random floats whose scale varies per row (so the fp16 scales differ)
-static void random_q4_0(void * dst, int64_t nrows, int64_t k) {
+// the types of the repack table; each is tested through the same functions
+static const enum ggml_type g_types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
+
+static enum ggml_type vec_dot_type(enum ggml_type type) {
+    return ggml_cpu_get_kernels_isa(type, GGML_CPU_ISA_SCALAR)->vec_dot_type;
+}
+
+// random rows of a type: quantized from random floats whose scale varies per row (so the scales differ)
+static void random_rows(enum ggml_type type, void * dst, int64_t nrows, int64_t k) {
     float * f = malloc(sizeof(float) * (size_t) (nrows * k));
     for (int64_t r = 0; r < nrows; r++) {
         const float scale = 0.05f + 3.0f * (float) (r % 7);
+        const float shift = type == GGML_TYPE_Q4_K ? 0.3f * scale * (float) (r % 3) : 0.0f; // varied mins
         for (int64_t i = 0; i < k; i++) {
-            f[r * k + i] = frand() * scale;
+            f[r * k + i] = frand() * scale + shift;
         }
     }
-    ggml_quantize_chunk(GGML_TYPE_Q4_0, f, dst, 0, nrows, k, NULL);
+    ggml_quantize_chunk(type, f, dst, 0, nrows, k, NULL);
     free(f);
 }
 
-static void check_roundtrip(int64_t nrows, int64_t k) {
-    const size_t n = ggml_row_size(GGML_TYPE_Q4_0, k) * (size_t) nrows;
+// K-quant rows of random bytes with sane fp16 scales (Q4_K d and dmin, Q6_K d, in [2^-8, 2^-7)): every
+// value, every scale and min occurs
+static void random_bytes_k(enum ggml_type type, void * dst, int64_t nrows, int64_t k) {
+    uint8_t * p = dst;
+    const size_t bs = ggml_type_size(type);
+    const size_t n = ggml_row_size(type, k) * (size_t) nrows;
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (uint8_t) (th_xorshift64(&g_rng) >> 29);
+    }
+    const size_t off[2] = { type == GGML_TYPE_Q4_K ? 0 : bs - 2, type == GGML_TYPE_Q4_K ? 2 : bs - 2 };
+    for (size_t i = 0; i < n; i += bs) {
+        for (int h = 0; h < 2; h++) {
+            const uint16_t v = (uint16_t) (0x1c00 | (th_xorshift64(&g_rng) >> 54)); // 2^-8 * (1 + f)
+            memcpy(p + i + off[h], &v, 2);
+        }
+    }
+}
+
+static void check_roundtrip(enum ggml_type type, int64_t nrows, int64_t k, bool any_bytes) {
+    const struct ggml_cpu_repack_traits * tr = ggml_cpu_repack_get_traits(type);
+    const size_t n = ggml_row_size(type, k) * (size_t) nrows;
     uint8_t * a = malloc(n), * b = malloc(n), * c = malloc(n);
-    random_q4_0(a, nrows, k);
-    ggml_cpu_repack_q4_0(a, b, nrows, k);
-    TH_CHECK(memcmp(a, b, n) != 0, "repack %lldx%lld changes the byte order", (long long) nrows, (long long) k);
-    ggml_cpu_unpack_q4_0(b, c, nrows, k);
-    TH_CHECK(memcmp(a, c, n) == 0, "repack/unpack round trip %lldx%lld", (long long) nrows, (long long) k);
+    if (any_bytes) {
+        for (size_t i = 0; i < n; i++) a[i] = (uint8_t) (th_xorshift64(&g_rng) >> 31);
+    } else {
+        random_rows(type, a, nrows, k);
+    }
+    tr->repack(a, b, nrows, k);
+    TH_CHECK(memcmp(a, b, n) != 0, "%s repack %lldx%lld changes the byte order", ggml_type_name(type), (long long) nrows,
+             (long long) k);
+    tr->unpack(b, c, nrows, k);
+    TH_CHECK(memcmp(a, c, n) == 0, "%s repack/unpack round trip %lldx%lld%s", ggml_type_name(type), (long long) nrows,
+             (long long) k, any_bytes ? " (any bytes)" : "");
     free(a); free(b); free(c);
 }
 
@@ -56,60 +91,71 @@ static const char * isa_name(int isa) {
     return ggml_cpu_isa_name((enum ggml_cpu_isa) isa);
 }
 
-// gemv of every supported ISA against the scalar vec_dot (bits) and a double reference (tolerance)
-static void check_gemv(int64_t M, int64_t K) {
-    const size_t rs = ggml_row_size(GGML_TYPE_Q4_0, K);
+// gemv of every supported ISA against the scalar vec_dot (bits) and a double reference (tolerance). extreme:
+// weights of random bytes and activations of only +-127 / -128 (the kernels' int16 bounds)
+static void check_gemv(enum ggml_type type, int64_t M, int64_t K, bool extreme) {
+    const enum ggml_type vt = vec_dot_type(type);
+    const size_t rs = ggml_row_size(type, K);
     uint8_t * w = malloc(rs * (size_t) M), * wr = malloc(rs * (size_t) M);
-    random_q4_0(w, M, K);
-    ggml_cpu_repack_q4_0(w, wr, M, K);
+    if (extreme) {
+        random_bytes_k(type, w, M, K);
+    } else {
+        random_rows(type, w, M, K);
+    }
+    ggml_cpu_repack_get_traits(type)->repack(w, wr, M, K);
     float * x = malloc(sizeof(float) * (size_t) K);
-    for (int64_t i = 0; i < K; i++) x[i] = frand() * (i % 5 == 0 ? 8.0f : 1.0f);
-    uint8_t * y = malloc(ggml_row_size(GGML_TYPE_Q8_0, K));
-    ggml_cpu_get_kernels_isa(GGML_TYPE_Q8_0, GGML_CPU_ISA_SCALAR)->from_float(x, y, K);
+    for (int64_t i = 0; i < K; i++) {
+        // extreme: a max of 1 makes the quantizer's scale -128, so -1 -> -128 and +1 -> 127 (Q8_K rounds
+        // -127.x toward the extreme)
+        x[i] = extreme ? (th_xorshift64(&g_rng) & 1 ? 1.0f : -1.0f) : frand() * (i % 5 == 0 ? 8.0f : 1.0f);
+    }
+    uint8_t * y = malloc(ggml_row_size(vt, K));
+    ggml_cpu_get_kernels_isa(vt, GGML_CPU_ISA_SCALAR)->from_float(x, y, K);
 
     // reference: the exact dot of the dequantized rows with the dequantized activations, in double
     float * wd = malloc(sizeof(float) * (size_t) K), * yd = malloc(sizeof(float) * (size_t) K);
-    ggml_get_type_traits(GGML_TYPE_Q8_0)->to_float(y, yd, K);
-    double * ref = malloc(sizeof(double) * (size_t) M);
+    ggml_get_type_traits(vt)->to_float(y, yd, K);
     float * vd = malloc(sizeof(float) * (size_t) M);
-    const ggml_cpu_vec_dot_t vec_dot = ggml_cpu_get_kernels_isa(GGML_TYPE_Q4_0, GGML_CPU_ISA_SCALAR)->vec_dot;
+    const ggml_cpu_vec_dot_t vec_dot = ggml_cpu_get_kernels_isa(type, GGML_CPU_ISA_SCALAR)->vec_dot;
     for (int64_t r = 0; r < M; r++) {
-        ggml_get_type_traits(GGML_TYPE_Q4_0)->to_float(w + (size_t) r * rs, wd, K);
+        ggml_get_type_traits(type)->to_float(w + (size_t) r * rs, wd, K);
         double acc = 0, mag = 0;
         for (int64_t i = 0; i < K; i++) {
             acc += (double) wd[i] * yd[i];
             mag += fabs((double) wd[i] * yd[i]);
         }
-        ref[r] = acc;
         vd[r] = 0.0f;
         vec_dot((int) K, &vd[r], w + (size_t) r * rs, y);
-        // float summation over K / 32 blocks: well within 1e-5 of the sum of magnitudes
-        TH_CHECK(fabs(vd[r] - acc) <= 1e-5 * mag + 1e-6, "reference sanity row %lld", (long long) r);
+        // float summation over the blocks (Q4_K: of two products per 256 that may cancel): well within
+        // 1e-4 of the sum of magnitudes
+        TH_CHECK(fabs(vd[r] - acc) <= 1e-4 * mag + 1e-6, "%s reference sanity row %lld: %.9g vs %.9g", ggml_type_name(type),
+                 (long long) r, vd[r], acc);
     }
     float * s = malloc(sizeof(float) * (size_t) M);
     for (int isa = GGML_CPU_ISA_SCALAR; isa <= GGML_CPU_ISA_AVX512; isa++) {
         if (!ggml_cpu_isa_supported((enum ggml_cpu_isa) isa)) {
             continue;
         }
-        const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv_q4_0(isa);
+        const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv(type, isa);
         for (int64_t r = 0; r < M; r++) s[r] = 12345.0f;
         gemv(K, s, wr, y, M / GGML_CPU_REPACK_ROWS);
         int64_t bad = -1;
         for (int64_t r = 0; r < M && bad < 0; r++) {
             if (memcmp(&s[r], &vd[r], sizeof(float)) != 0) bad = r;
         }
-        TH_CHECK(bad < 0, "gemv %s M=%lld K=%lld row %lld: %.9g, vec_dot %.9g", isa_name(isa), (long long) M,
-                 (long long) K, (long long) bad, bad < 0 ? 0.0 : s[bad], bad < 0 ? 0.0 : vd[bad]);
+        TH_CHECK(bad < 0, "gemv %s %s M=%lld K=%lld%s row %lld: %.9g, vec_dot %.9g", ggml_type_name(type), isa_name(isa),
+                 (long long) M, (long long) K, extreme ? " extreme" : "", (long long) bad, bad < 0 ? 0.0 : s[bad],
+                 bad < 0 ? 0.0 : vd[bad]);
     }
-    free(w); free(wr); free(x); free(y); free(wd); free(yd); free(ref); free(vd); free(s);
+    free(w); free(wr); free(x); free(y); free(wd); free(yd); free(vd); free(s);
 }
 
 // y = w x with w in a buffer of buft (the repacked one or plain CPU); returns y [M, N] (caller frees)
-static float * run_mul_mat(ggml_backend_buffer_type_t buft, const void * wq, const float * x, int64_t K, int64_t M,
-                           int64_t N, int nth, bool * repacked) {
+static float * run_mul_mat(enum ggml_type type, ggml_backend_buffer_type_t buft, const void * wq, const float * x,
+                           int64_t K, int64_t M, int64_t N, int nth, bool * repacked) {
     struct ggml_init_params ipw = { ggml_tensor_overhead() * 4, NULL, true };
     struct ggml_context * cw = ggml_init(ipw);
-    struct ggml_tensor * w = ggml_new_tensor_2d(cw, GGML_TYPE_Q4_0, K, M);
+    struct ggml_tensor * w = ggml_new_tensor_2d(cw, type, K, M);
     ggml_backend_buffer_t bw = ggml_backend_alloc_ctx_tensors_from_buft(cw, buft);
     ggml_backend_tensor_set(w, wq, 0, ggml_nbytes(w));
     *repacked = ggml_cpu_repack_is_repacked(w);
@@ -117,11 +163,13 @@ static float * run_mul_mat(ggml_backend_buffer_type_t buft, const void * wq, con
     // what get_tensor gives back is the plain layout
     uint8_t * back = malloc(ggml_nbytes(w));
     ggml_backend_tensor_get(w, back, 0, ggml_nbytes(w));
-    TH_CHECK(memcmp(back, wq, ggml_nbytes(w)) == 0, "%s: get_tensor gives the bytes set", ggml_backend_buft_name(buft));
+    TH_CHECK(memcmp(back, wq, ggml_nbytes(w)) == 0, "%s %s: get_tensor gives the bytes set", ggml_type_name(type),
+             ggml_backend_buft_name(buft));
     // a partial read too (rows 3..4 of the plain layout)
-    const size_t rs = ggml_row_size(GGML_TYPE_Q4_0, K);
+    const size_t rs = ggml_row_size(type, K);
     ggml_backend_tensor_get(w, back, 3 * rs, 2 * rs);
-    TH_CHECK(memcmp(back, (const uint8_t *) wq + 3 * rs, 2 * rs) == 0, "%s: partial get_tensor", ggml_backend_buft_name(buft));
+    TH_CHECK(memcmp(back, (const uint8_t *) wq + 3 * rs, 2 * rs) == 0, "%s %s: partial get_tensor", ggml_type_name(type),
+             ggml_backend_buft_name(buft));
     free(back);
 
     struct ggml_init_params ip = { ggml_tensor_overhead() * 8 + ggml_graph_overhead(), NULL, true };
@@ -148,27 +196,28 @@ static float * run_mul_mat(ggml_backend_buffer_type_t buft, const void * wq, con
     return out;
 }
 
-static void check_op(int64_t K, int64_t M) {
-    const size_t rs = ggml_row_size(GGML_TYPE_Q4_0, K);
+static void check_op(enum ggml_type type, int64_t K, int64_t M) {
+    const enum ggml_type vt = vec_dot_type(type);
+    const size_t rs = ggml_row_size(type, K);
     uint8_t * wq = malloc(rs * (size_t) M);
-    random_q4_0(wq, M, K);
+    random_rows(type, wq, M, K);
     const int64_t NMAX = 33;
     float * x = malloc(sizeof(float) * (size_t) (K * NMAX));
     for (int64_t i = 0; i < K * NMAX; i++) x[i] = frand();
-    // the activations as mul_mat converts them (Q8_0, the same bytes on every ISA) for the vec_dot comparison
-    const size_t ys = ggml_row_size(GGML_TYPE_Q8_0, K);
+    // the activations as mul_mat converts them (the same bytes on every ISA) for the vec_dot comparison
+    const size_t ys = ggml_row_size(vt, K);
     uint8_t * yq = malloc(ys * (size_t) NMAX);
     for (int64_t c = 0; c < NMAX; c++) {
-        ggml_cpu_get_kernels(GGML_TYPE_Q8_0)->from_float(x + c * K, yq + (size_t) c * ys, K);
+        ggml_cpu_get_kernels(vt)->from_float(x + c * K, yq + (size_t) c * ys, K);
     }
-    const ggml_cpu_vec_dot_t vec_dot = ggml_cpu_get_kernels_isa(GGML_TYPE_Q4_0, GGML_CPU_ISA_SCALAR)->vec_dot;
-    const bool gemm = ggml_cpu_gemm_supported(GGML_TYPE_Q4_0);
+    const ggml_cpu_vec_dot_t vec_dot = ggml_cpu_get_kernels_isa(type, GGML_CPU_ISA_SCALAR)->vec_dot;
+    const bool gemm = ggml_cpu_gemm_supported(type);
     for (int64_t N = 1; N <= NMAX; N += (N < 18 ? 1 : 5)) {
         for (int nth = 1; nth <= 3; nth += 2) {
             bool rp = false, rp_plain = true;
-            float * y  = run_mul_mat(ggml_backend_cpu_repack_buffer_type(), wq, x, K, M, N, nth, &rp);
-            float * yp = run_mul_mat(ggml_backend_cpu_buffer_type(), wq, x, K, M, N, nth, &rp_plain);
-            TH_CHECK(rp && !rp_plain, "M=%lld: the weight is repacked in CPU_REPACK only", (long long) M);
+            float * y  = run_mul_mat(type, ggml_backend_cpu_repack_buffer_type(), wq, x, K, M, N, nth, &rp);
+            float * yp = run_mul_mat(type, ggml_backend_cpu_buffer_type(), wq, x, K, M, N, nth, &rp_plain);
+            TH_CHECK(rp && !rp_plain, "%s M=%lld: the weight is repacked in CPU_REPACK only", ggml_type_name(type), (long long) M);
             int64_t bad = -1;
             const bool via_gemm = gemm && N >= GGML_CPU_GEMM_MIN_N;
             for (int64_t c = 0; c < N && bad < 0; c++) {
@@ -180,8 +229,8 @@ static void check_op(int64_t K, int64_t M) {
                     if (memcmp(&want, &y[c * M + r], sizeof(float)) != 0) bad = c * M + r;
                 }
             }
-            TH_CHECK(bad < 0, "mul_mat repacked K=%lld M=%lld N=%lld nth=%d (%s): element %lld differs", (long long) K,
-                     (long long) M, (long long) N, nth, via_gemm ? "gemm" : "gemv", (long long) bad);
+            TH_CHECK(bad < 0, "mul_mat repacked %s K=%lld M=%lld N=%lld nth=%d (%s): element %lld differs", ggml_type_name(type),
+                     (long long) K, (long long) M, (long long) N, nth, via_gemm ? "gemm" : "gemv", (long long) bad);
             free(y); free(yp);
         }
     }
@@ -191,7 +240,9 @@ static void check_op(int64_t K, int64_t M) {
 // shapes the layout cannot hold: stored as they are, and a mul_mat on them is refused
 static void check_refused(void) {
     struct { enum ggml_type type; int64_t ne0, ne1, ne2; } cases[] = {
-        { GGML_TYPE_Q4_0, 64, 24, 1 }, { GGML_TYPE_Q4_0, 64, 37, 1 }, { GGML_TYPE_Q4_0, 64, 16, 2 }, { GGML_TYPE_Q8_0, 64, 32, 1 },
+        { GGML_TYPE_Q4_0, 64, 24, 1 },  { GGML_TYPE_Q4_0, 64, 37, 1 },  { GGML_TYPE_Q4_0, 64, 16, 2 },
+        { GGML_TYPE_Q4_K, 256, 24, 1 }, { GGML_TYPE_Q4_K, 512, 37, 1 }, { GGML_TYPE_Q4_K, 256, 16, 2 },
+        { GGML_TYPE_Q6_K, 256, 40, 1 }, { GGML_TYPE_Q8_0, 64, 32, 1 },  { GGML_TYPE_Q5_K, 256, 32, 1 },
     };
     ggml_backend_dev_t dev = ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -222,15 +273,28 @@ static void check_refused(void) {
 
 int main(void) {
     ggml_cpu_init();
-    check_roundtrip(16, 32);
-    check_roundtrip(48, 256);
-    // K: one block, an odd number of blocks, exactly one correction segment, across two
-    const int64_t Ks[] = { 32, 96, 2048, 256 * 32, 256 * 32 + 96 };
-    for (size_t i = 0; i < sizeof(Ks) / sizeof(Ks[0]); i++) {
-        check_gemv(48, Ks[i]);
+    for (size_t t = 0; t < sizeof(g_types) / sizeof(g_types[0]); t++) {
+        const enum ggml_type type = g_types[t];
+        const int64_t bk = ggml_blck_size(type);
+        TH_CHECK(ggml_cpu_repack_get_traits(type) != NULL, "%s in the table", ggml_type_name(type));
+        check_roundtrip(type, 16, bk, false);
+        check_roundtrip(type, 48, 8 * bk, false);
+        if (type != GGML_TYPE_Q4_0) {
+            check_roundtrip(type, 32, 3 * bk, true);
+        }
+        // K: one block, an odd number of blocks, exactly one correction segment, across two
+        const int64_t seg = type == GGML_TYPE_Q4_0 ? 256 : 64;
+        const int64_t nbs[] = { 1, 3, 64, seg, seg + 3 };
+        for (size_t i = 0; i < sizeof(nbs) / sizeof(nbs[0]); i++) {
+            check_gemv(type, 48, nbs[i] * bk, false);
+        }
+        if (type != GGML_TYPE_Q4_0) {
+            check_gemv(type, 32, 3 * bk, true);
+            check_gemv(type, 16, 70 * bk, true);
+        }
+        check_op(type, 256, 48);
+        check_op(type, type == GGML_TYPE_Q4_0 ? 320 : 512, 16);
     }
-    check_op(256, 48);
-    check_op(320, 16);
     check_refused();
     printf("ISA %s\n", ggml_cpu_isa_name(ggml_cpu_isa_active()));
     return th_finish();

@@ -105,6 +105,7 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
     char * pack = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->ith * pack_sz;
     // repacked weights go back to plain rows one tile at a time (groups of 16 rows = one GEMM tile)
     const bool repacked = ggml_cpu_repack_is_repacked(src0);
+    const ggml_cpu_repack_convert_t unpack = repacked ? ggml_cpu_repack_get_traits(src0->type)->unpack : NULL;
     char * plain = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->nth * pack_sz +
                    (size_t) params->ith * GGML_PAD(GGML_CPU_GEMM_ROWS * nb01, GGML_CPU_CACHE_LINE);
 
@@ -142,7 +143,7 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
         const int nrows = (int) (ne01 - row0 < GGML_CPU_GEMM_ROWS ? ne01 - row0 : GGML_CPU_GEMM_ROWS);
         const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03 + row0 * nb01;
         if (repacked) {
-            ggml_cpu_unpack_q4_0(w, plain, GGML_CPU_REPACK_ROWS, ne00);
+            unpack(w, plain, GGML_CPU_REPACK_ROWS, ne00);
             w = plain;
         }
         ggml_cpu_gemm_pack(src0->type, ne00, w, nb01, nrows, pack);
@@ -159,11 +160,13 @@ static void mul_mat_repacked(const struct ggml_compute_params * params, struct g
     const struct ggml_tensor * src1 = dst->src[1];
     GGML_TENSOR_BINARY_OP_LOCALS
 
-    const size_t row_size = ggml_row_size(GGML_TYPE_Q8_0, ne10);
-    convert_src1(params, src1, GGML_TYPE_Q8_0, (char *) params->wdata, row_size);
+    // the activation format of the type's vec_dot (the work buffer is sized for it)
+    const enum ggml_type vec_dot_type = ggml_cpu_get_kernels(src0->type)->vec_dot_type;
+    const size_t row_size = ggml_row_size(vec_dot_type, ne10);
+    convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
     ggml_cpu_barrier(params);
 
-    const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv_q4_0(-1);
+    const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv(src0->type, -1);
     const int64_t ngroups = ne01 / GGML_CPU_REPACK_ROWS;
     // about 8 chunks of row groups per thread, so that uneven thread speeds even out; a chunk runs every
     // column, so columns after the first read its weights from cache, not memory

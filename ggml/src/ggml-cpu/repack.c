@@ -1,12 +1,10 @@
-// The CPU_REPACK buffer type and the interleaved Q4_0 layout (see repack.h): conversion both ways, the
-// scalar gemv and the choice of the gemv per ISA.
+// The CPU_REPACK buffer type and the table of interleaved layouts (see repack.h): which tensors are stored
+// interleaved, the choice of the gemv per type and ISA, and set/get_tensor converting between the layouts.
 #include "repack.h"
 
 #include "ggml-backend-impl.h"
 #include "ggml-cpu.h"
-#include "ggml-common.h"
 #include "ggml-impl.h"
-#include "quants-impl.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,10 +12,50 @@
 
 #define REPACK_ALIGNMENT 64
 
+// ---- the types ----------------------------------------------------------------------------------------------
+
+// The K-quants gain most: vec_dot unpacks every row's scales on its own and runs out of instructions well
+// below the memory bandwidth; across 16 rows the same work is a few shifts per sub-block (one core, weights
+// in cache: Q4_K 46 GB/s against vec_dot's 19, Q6_K 44 against 26). A type is enabled only where token
+// generation measured faster; q8parity's Q8_0 (repack-q8_0*.c) would be one more line here.
+static const struct ggml_cpu_repack_traits g_repack_traits[] = {
+    { GGML_TYPE_Q4_0, true, ggml_cpu_repack_q4_0, ggml_cpu_unpack_q4_0,
+      { ggml_cpu_repack_gemv_q4_0_scalar, ggml_cpu_repack_gemv_q4_0_avx2, ggml_cpu_repack_gemv_q4_0_avx512 } },
+    { GGML_TYPE_Q4_K, true, ggml_cpu_repack_q4_K, ggml_cpu_unpack_q4_K,
+      { ggml_cpu_repack_gemv_q4_K_scalar, ggml_cpu_repack_gemv_q4_K_avx2, ggml_cpu_repack_gemv_q4_K_avx512 } },
+    { GGML_TYPE_Q6_K, true, ggml_cpu_repack_q6_K, ggml_cpu_unpack_q6_K,
+      { ggml_cpu_repack_gemv_q6_K_scalar, ggml_cpu_repack_gemv_q6_K_avx2, ggml_cpu_repack_gemv_q6_K_avx512 } },
+};
+
+const struct ggml_cpu_repack_traits * ggml_cpu_repack_get_traits(enum ggml_type type) {
+    for (size_t i = 0; i < sizeof(g_repack_traits) / sizeof(g_repack_traits[0]); i++) {
+        if (g_repack_traits[i].type == type) {
+            return &g_repack_traits[i];
+        }
+    }
+    return NULL;
+}
+
+ggml_cpu_repack_gemv_t ggml_cpu_repack_gemv(enum ggml_type type, int isa) {
+    const struct ggml_cpu_repack_traits * tr = ggml_cpu_repack_get_traits(type);
+    if (tr == NULL) {
+        return NULL;
+    }
+    int i = isa < 0 ? (int) ggml_cpu_isa_active() : isa;
+    i = i > GGML_CPU_ISA_AVX512 ? GGML_CPU_ISA_AVX512 : i;
+    for (; i > GGML_CPU_ISA_SCALAR; i--) {
+        if (tr->gemv[i] != NULL && ggml_cpu_isa_supported((enum ggml_cpu_isa) i)) {
+            return tr->gemv[i];
+        }
+    }
+    return tr->gemv[GGML_CPU_ISA_SCALAR];
+}
+
 // ---- layout -------------------------------------------------------------------------------------------------
 
 bool ggml_cpu_repack_supported(const struct ggml_tensor * t) {
-    return t->type == GGML_TYPE_Q4_0 && t->ne[2] == 1 && t->ne[3] == 1 && t->ne[0] % QK4_0 == 0 &&
+    const struct ggml_cpu_repack_traits * tr = ggml_cpu_repack_get_traits(t->type);
+    return tr != NULL && tr->enabled && t->ne[2] == 1 && t->ne[3] == 1 && t->ne[0] % ggml_blck_size(t->type) == 0 &&
            t->ne[1] % GGML_CPU_REPACK_ROWS == 0 && t->ne[1] > 0 && ggml_is_contiguous(t);
 }
 
@@ -25,82 +63,6 @@ bool ggml_cpu_repack_is_repacked(const struct ggml_tensor * t) {
     const struct ggml_tensor * s = t->view_src ? t->view_src : t;
     return s == t && t->buffer != NULL && ggml_backend_buffer_get_type(t->buffer) == ggml_backend_cpu_repack_buffer_type() &&
            ggml_cpu_repack_supported(t);
-}
-
-void ggml_cpu_repack_q4_0(const void * src, void * dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK4_0;
-    const block_q4_0 * x = src;
-    uint8_t * out = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            uint8_t * blk = out + (size_t) (g * nb + b) * GGML_CPU_REPACK_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                const block_q4_0 * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(blk + 2 * r, &xb->d, 2);
-                for (int m = 0; m < 4; m++) {
-                    memcpy(blk + 32 + 64 * m + 4 * r, xb->qs + 4 * m, 4);
-                }
-            }
-        }
-    }
-}
-
-void ggml_cpu_unpack_q4_0(const void * src, void * dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK4_0;
-    const uint8_t * in = src;
-    block_q4_0 * x = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            const uint8_t * blk = in + (size_t) (g * nb + b) * GGML_CPU_REPACK_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                block_q4_0 * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(&xb->d, blk + 2 * r, 2);
-                for (int m = 0; m < 4; m++) {
-                    memcpy(xb->qs + 4 * m, blk + 32 + 64 * m + 4 * r, 4);
-                }
-            }
-        }
-    }
-}
-
-// ---- scalar gemv --------------------------------------------------------------------------------------------
-
-void ggml_cpu_repack_gemv_q4_0_scalar(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
-                                      const void * GGML_RESTRICT y, int64_t ngroups) {
-    const int64_t nb = k / QK8_0;
-    const block_q8_0 * yb = y;
-    for (int64_t g = 0; g < ngroups; g++) {
-        float acc[GGML_CPU_REPACK_ROWS] = { 0 };
-        for (int64_t b = 0; b < nb; b++) {
-            const uint8_t * blk = (const uint8_t *) x + (size_t) (g * nb + b) * GGML_CPU_REPACK_BLOCK;
-            const float dy = GGML_FP16_TO_FP32(yb[b].d);
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                int sumi = 0;
-                for (int m = 0; m < 4; m++) {
-                    for (int j = 0; j < 4; j++) {
-                        const int q = blk[32 + 64 * m + 4 * r + j];
-                        sumi += ((q & 0x0f) - 8) * yb[b].qs[4 * m + j];
-                        sumi += ((q >> 4) - 8) * yb[b].qs[16 + 4 * m + j];
-                    }
-                }
-                ggml_half h;
-                memcpy(&h, blk + 2 * r, 2);
-                acc[r] += (float) sumi * (GGML_FP16_TO_FP32(h) * dy);
-            }
-        }
-        memcpy(s + g * GGML_CPU_REPACK_ROWS, acc, sizeof(acc));
-    }
-}
-
-ggml_cpu_repack_gemv_t ggml_cpu_repack_gemv_q4_0(int isa) {
-    const enum ggml_cpu_isa i = isa < 0 ? ggml_cpu_isa_active() : (enum ggml_cpu_isa) isa;
-    if (i >= GGML_CPU_ISA_AVX512 && ggml_cpu_isa_supported(GGML_CPU_ISA_AVX512)) {
-        return ggml_cpu_repack_gemv_q4_0_avx512;
-    }
-    if (i >= GGML_CPU_ISA_AVX2 && ggml_cpu_isa_supported(GGML_CPU_ISA_AVX2)) {
-        return ggml_cpu_repack_gemv_q4_0_avx2;
-    }
-    return ggml_cpu_repack_gemv_q4_0_scalar;
 }
 
 // ---- buffer -------------------------------------------------------------------------------------------------
@@ -133,7 +95,7 @@ static void repack_buffer_set_tensor(ggml_backend_buffer_t buffer, struct ggml_t
                        __func__, tensor->name, offset, size, ggml_nbytes(tensor));
         return;
     }
-    ggml_cpu_repack_q4_0(data, tensor->data, tensor->ne[1], tensor->ne[0]);
+    ggml_cpu_repack_get_traits(tensor->type)->repack(data, tensor->data, tensor->ne[1], tensor->ne[0]);
 }
 
 static void repack_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct ggml_tensor * tensor, void * data,
@@ -143,9 +105,10 @@ static void repack_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct 
         memcpy(data, (const char *) tensor->data + offset, size);
         return;
     }
+    const ggml_cpu_repack_convert_t unpack = ggml_cpu_repack_get_traits(tensor->type)->unpack;
     const size_t nbytes = ggml_nbytes(tensor);
     if (offset == 0 && size == nbytes) {
-        ggml_cpu_unpack_q4_0(tensor->data, data, tensor->ne[1], tensor->ne[0]);
+        unpack(tensor->data, data, tensor->ne[1], tensor->ne[0]);
         return;
     }
     void * tmp = malloc(nbytes);
@@ -153,7 +116,7 @@ static void repack_buffer_get_tensor(ggml_backend_buffer_t buffer, const struct 
         GGML_LOG_ERROR("%s: out of memory reading tensor '%s'\n", __func__, tensor->name);
         return;
     }
-    ggml_cpu_unpack_q4_0(tensor->data, tmp, tensor->ne[1], tensor->ne[0]);
+    unpack(tensor->data, tmp, tensor->ne[1], tensor->ne[0]);
     memcpy(data, (const char *) tmp + offset, size);
     free(tmp);
 }

@@ -23,9 +23,9 @@ void ggml_cpu_repack_gemv_q4_0_avx512(int64_t k, float * GGML_RESTRICT s, const 
             corr[b - b0] = act_corr(yb + b);
         }
         for (int64_t g = 0; g < ngroups; g++) {
-            const uint8_t * blk = (const uint8_t *) x + (size_t) (g * nb + b0) * GGML_CPU_REPACK_BLOCK;
+            const uint8_t * blk = (const uint8_t *) x + (size_t) (g * nb + b0) * GGML_CPU_REPACK_Q4_0_BLOCK;
             __m512 acc = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s + g * GGML_CPU_REPACK_ROWS);
-            for (int64_t b = b0; b < b1; b++, blk += GGML_CPU_REPACK_BLOCK) {
+            for (int64_t b = b0; b < b1; b++, blk += GGML_CPU_REPACK_Q4_0_BLOCK) {
                 __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
                 for (int m = 0; m < 4; m++) {
                     const __m512i v = _mm512_loadu_si512((const void *) (blk + 32 + 64 * m));

@@ -25,11 +25,11 @@ void ggml_cpu_repack_gemv_q4_0_avx2(int64_t k, float * GGML_RESTRICT s, const vo
             corr[b - b0] = act_corr(yb + b);
         }
         for (int64_t g = 0; g < ngroups; g++) {
-            const uint8_t * blk = (const uint8_t *) x + (size_t) (g * nb + b0) * GGML_CPU_REPACK_BLOCK;
+            const uint8_t * blk = (const uint8_t *) x + (size_t) (g * nb + b0) * GGML_CPU_REPACK_Q4_0_BLOCK;
             float * sg = s + g * GGML_CPU_REPACK_ROWS;
             __m256 acc0 = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(sg);
             __m256 acc1 = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(sg + 8);
-            for (int64_t b = b0; b < b1; b++, blk += GGML_CPU_REPACK_BLOCK) {
+            for (int64_t b = b0; b < b1; b++, blk += GGML_CPU_REPACK_Q4_0_BLOCK) {
                 __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256();
                 for (int m = 0; m < 4; m++) {
                     int32_t wl, wh;
