@@ -37,6 +37,10 @@ struct llama_ctx_sampling {
     struct ggml_tensor ** t_probs;      // [cap_ub]
     struct ggml_tensor ** t_candidates; // [cap_ub]
     bool                  active[LLAMA_MAX_SEQ]; // sampler of seq s has rows in the current graph
+
+    // what the last build made, for graph reuse: rows, and per row the seq whose sampler got it (-1: none)
+    size_t         n_built;
+    llama_seq_id * row_sampler;  // [cap_ub]
 };
 
 static uint32_t n_seq_eff(const struct llama_context * ctx) {
@@ -97,6 +101,8 @@ bool llama_set_sampler(struct llama_context * ctx, llama_seq_id seq_id, struct l
     if (!s) {
         return false;
     }
+    // the kept graph holds the old samplers' subgraphs (and backend_init may reset the new one's inputs)
+    llama_context_drop_graph(ctx);
     if (!smpl) {
         if (s->samplers[seq_id]) {
             s->samplers[seq_id] = NULL;
@@ -151,6 +157,7 @@ void llama_ctx_sampling_free(struct llama_context * ctx) {
     free(s->t_logits);
     free(s->t_probs);
     free(s->t_candidates);
+    free(s->row_sampler);
     free(s);
     ctx->sampling = NULL;
 }
@@ -256,6 +263,7 @@ bool llama_ctx_sampling_build(struct llama_context * ctx, struct llm_graph * g) 
         return true;
     }
     s->n_ub = 0;
+    s->n_built = 0;
     memset(s->active, 0, sizeof(s->active));
     const struct llama_ubatch * ub = g->ub;
     const size_t n_out = g->n_outputs;
@@ -267,6 +275,7 @@ bool llama_ctx_sampling_build(struct llama_context * ctx, struct llm_graph * g) 
         GROW(t_logits,     n_out);
         GROW(t_probs,      n_out);
         GROW(t_candidates, n_out);
+        GROW(row_sampler,  n_out);
         s->cap_ub = n_out;
     }
     s->n_ub = n_out;
@@ -285,6 +294,10 @@ bool llama_ctx_sampling_build(struct llama_context * ctx, struct llm_graph * g) 
             row_seq[r++] = ub->seq_id[i][0];
         }
     }
+    for (size_t k = 0; k < n_out; ++k) {
+        s->row_sampler[k] = k < r && s->samplers[row_seq[k]] ? row_seq[k] : -1;
+    }
+    s->n_built = n_out;
     for (uint32_t q = 0; q < LLAMA_MAX_SEQ; ++q) {
         if (s->samplers[q] && s->samplers[q]->iface->backend_reset) {
             s->samplers[q]->iface->backend_reset(s->samplers[q]);
@@ -328,6 +341,51 @@ bool llama_ctx_sampling_build(struct llama_context * ctx, struct llm_graph * g) 
     }
     free(row_seq);
     return true;
+}
+
+bool llama_ctx_sampling_reuse(struct llama_context * ctx, const struct llama_ubatch * ub, uint32_t n_out) {
+    struct llama_ctx_sampling * s = ctx->sampling;
+    // llama_set_sampler drops the kept graph, so the samplers are the ones it was built with
+    if (!s || s->n_samplers == 0) {
+        return true;
+    }
+    if (n_out != s->n_built) {
+        return false;
+    }
+    size_t r = 0;
+    for (uint32_t i = 0; i < ub->n_tokens && r < n_out; ++i) {
+        if (!ub->output[i]) {
+            continue;
+        }
+        const llama_seq_id q = ub->seq_id[i][0];
+        if ((s->samplers[q] ? q : -1) != s->row_sampler[r]) {
+            return false;
+        }
+        r++;
+    }
+    if (r != n_out) {
+        return false;
+    }
+    s->n_ub = n_out;
+    return true;
+}
+
+bool llama_ctx_sampling_needs_raw_logits(const struct llama_context * ctx, const struct llama_ubatch * ub) {
+    const struct llama_ctx_sampling * s = ctx->sampling;
+    if (!s || s->n_samplers == 0) {
+        return true;
+    }
+    for (uint32_t i = 0; i < ub->n_tokens; ++i) {
+        if (!ub->output[i]) {
+            continue;
+        }
+        for (int32_t k = 0; k < ub->n_seq_id[i]; ++k) {
+            if (!s->samplers[ub->seq_id[i][k]]) {
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 void llama_ctx_sampling_set_inputs(struct llama_context * ctx) {

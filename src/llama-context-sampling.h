@@ -34,6 +34,13 @@ bool   llama_ctx_sampling_begin(struct llama_context * ctx, uint32_t n_outputs);
 
 // after llm_graph_build: adds the sampling subgraphs for the output rows of g->ub. false (logged) on failure.
 bool   llama_ctx_sampling_build(struct llama_context * ctx, struct llm_graph * g);
+// graph reuse: true when the sampling subgraphs of the kept graph (from the last llama_ctx_sampling_build) serve
+// the n_out output rows of ub as well (the same sampler on every row); they then become the current ones again
+bool   llama_ctx_sampling_reuse(struct llama_context * ctx, const struct llama_ubatch * ub, uint32_t n_out);
+// llama.cpp's needs_raw_logits: false when every output of ub belongs only to sequences with a backend sampler,
+// whose rows the samplers return; the raw logits are then not copied out (llama_get_logits_ith gives a row
+// that holds no logits of this decode, as in llama.cpp)
+bool   llama_ctx_sampling_needs_raw_logits(const struct llama_context * ctx, const struct llama_ubatch * ub);
 // after the graph inputs are uploaded
 void   llama_ctx_sampling_set_inputs(struct llama_context * ctx);
 // after a successful compute: copies the sampled rows to rows row_off.. of the output buffers

@@ -173,6 +173,11 @@ struct llama_context * llama_init_from_model(struct llama_model * model, struct 
     struct llama_cparams * cp = &ctx->cparams;
     ctx->abort_callback      = params.abort_callback;
     ctx->abort_callback_data = params.abort_callback_data;
+    const char * reuse_off = getenv("LLAMA_GRAPH_REUSE_DISABLE");
+    ctx->graph_reuse_disable = reuse_off && atoi(reuse_off) != 0;
+    if (ctx->graph_reuse_disable) {
+        LLAMA_LOG_WARN("llama_init_from_model: graph reuse disabled\n");
+    }
     ctx->cb_eval             = params.cb_eval;
     ctx->cb_eval_user_data   = params.cb_eval_user_data;
 
@@ -248,6 +253,7 @@ void llama_free(struct llama_context * ctx) {
     if (!ctx) {
         return;
     }
+    llama_context_drop_graph(ctx);
     if (ctx->sched) {
         ggml_backend_sched_free(ctx->sched);
     }
@@ -326,6 +332,8 @@ bool llama_context_reserve_outputs(struct llama_context * ctx, size_t n_outputs,
         if (!l) {
             return false;
         }
+        // rows whose token a backend sampler picked are not copied out: never let them be uninitialized memory
+        memset(l + ctx->logits_cap * n_vocab, 0, (n_outputs - ctx->logits_cap) * n_vocab * sizeof(float));
         ctx->logits = l;
         ctx->logits_cap = n_outputs;
     }
@@ -364,6 +372,7 @@ static enum ggml_status compute(struct llama_context * ctx, struct ggml_cgraph *
 
 // re-rotates the K of one cache where seq_add / seq_div moved positions
 static bool apply_kv_shift_one(struct llama_context * ctx, struct llama_memory_i * kv) {
+    llama_context_drop_graph(ctx);
     struct ggml_context * ctx0 = graph_ctx(ctx);
     if (!ctx0) {
         return false;
@@ -405,64 +414,102 @@ static bool apply_kv_shift(struct llama_context * ctx) {
     return true;
 }
 
+void llama_context_drop_graph(struct llama_context * ctx) {
+    if (ctx->gf_ctx) {
+        ggml_free(ctx->gf_ctx);
+        ctx->gf_ctx = NULL;
+        memset(&ctx->gf_res, 0, sizeof(ctx->gf_res));
+    }
+    if (ctx->sched) {
+        ggml_backend_sched_reset(ctx->sched);
+    }
+}
+
+// builds and allocates the graph of ub into ctx->gf_res (kept for reuse); false (logged) on failure
+static bool build_graph(struct llama_context * ctx, const struct llama_ubatch * ub, uint32_t n_out) {
+    llama_context_drop_graph(ctx);
+    struct ggml_context * ctx0 = graph_ctx(ctx);
+    if (!ctx0) {
+        return false;
+    }
+    struct llm_graph * g = &ctx->gf_res;
+    memset(g, 0, sizeof(*g));
+    g->ctx0      = ctx0;
+    g->gf        = ggml_new_graph_custom(ctx0, ctx->max_nodes, false);
+    g->model     = ctx->model;
+    g->hp        = &ctx->model->hparams;
+    g->cp        = &ctx->cparams;
+    g->ub        = ub;
+    g->kv        = ctx->mem;
+    g->n_tokens  = ub->n_tokens;
+    g->n_outputs = n_out;
+    g->n_kv      = ctx->gf_key.n_kv;
+    g->n_kv_swa  = ctx->gf_key.n_kv_swa;
+    if (!llm_graph_build(g) || !llama_ctx_sampling_build(ctx, g)) {
+        ggml_free(ctx0);
+        memset(g, 0, sizeof(*g));
+        return false;
+    }
+    if (!ggml_backend_sched_alloc_graph(ctx->sched, g->gf)) {
+        LLAMA_LOG_ERROR("llama_decode: failed to allocate the compute graph (%u tokens)\n", ub->n_tokens);
+        ggml_free(ctx0);
+        memset(g, 0, sizeof(*g));
+        ggml_backend_sched_reset(ctx->sched);
+        return false;
+    }
+    ctx->gf_ctx = ctx0;
+    return true;
+}
+
 // runs one ubatch; 0 ok, 2 aborted, -3 failure. Output rows go to row_off.. in emission order.
 static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch * ub, const int64_t * idxs,
         const int64_t * idxs_swa, uint32_t n_out, size_t row_off) {
-    struct ggml_context * ctx0 = graph_ctx(ctx);
-    if (!ctx0) {
+    struct llm_graph_key key;
+    memset(&key, 0, sizeof(key));
+    key.n_tokens    = ub->n_tokens;
+    key.n_outputs   = n_out;
+    key.n_kv        = llama_kv_cache_n_kv(ctx->mem);
+    key.n_kv_swa    = ctx->mem->swa ? llama_kv_cache_n_kv(ctx->mem->swa) : 0;
+    key.has_token   = ub->token != NULL;
+    key.causal_attn = ctx->cparams.causal_attn;
+    key.embeddings  = ctx->cparams.embeddings;
+    const bool reuse = ctx->gf_ctx && !ctx->graph_reuse_disable && llm_graph_key_equal(&key, &ctx->gf_key) &&
+                       llama_ctx_sampling_reuse(ctx, ub, n_out);
+    ctx->gf_key = key;
+    if (reuse) {
+        ctx->n_reused++;
+    } else if (!build_graph(ctx, ub, n_out)) {
+        llama_context_drop_graph(ctx);
         return -3;
     }
-    struct llm_graph g;
-    memset(&g, 0, sizeof(g));
-    g.ctx0      = ctx0;
-    g.gf        = ggml_new_graph_custom(ctx0, ctx->max_nodes, false);
-    g.model     = ctx->model;
-    g.hp        = &ctx->model->hparams;
-    g.cp        = &ctx->cparams;
-    g.ub        = ub;
-    g.kv        = ctx->mem;
-    g.n_tokens  = ub->n_tokens;
-    g.n_outputs = n_out;
-    g.n_kv      = llama_kv_cache_n_kv(ctx->mem);
-    g.k_idxs    = idxs;
-    if (ctx->mem->swa) {
-        g.n_kv_swa   = llama_kv_cache_n_kv(ctx->mem->swa);
-        g.k_idxs_swa = idxs_swa;
-    }
-    int rc = 0;
-    if (!llm_graph_build(&g) || !llama_ctx_sampling_build(ctx, &g)) {
-        ggml_free(ctx0);
-        return -3;
-    }
-    ggml_backend_sched_reset(ctx->sched);
+    struct llm_graph * g = &ctx->gf_res;
+    // the kept graph reads this ubatch's data
+    g->ub         = ub;
+    g->k_idxs     = idxs;
+    g->k_idxs_swa = ctx->mem->swa ? idxs_swa : NULL;
     ggml_backend_sched_set_eval_callback(ctx->sched, ctx->cb_eval, ctx->cb_eval_user_data);
-    if (!ggml_backend_sched_alloc_graph(ctx->sched, g.gf)) {
-        LLAMA_LOG_ERROR("llama_decode: failed to allocate the compute graph (%u tokens)\n", ub->n_tokens);
-        ggml_free(ctx0);
-        return -3;
-    }
-    llm_graph_set_inputs(&g);
+    llm_graph_set_inputs(g);
     llama_ctx_sampling_set_inputs(ctx);
     const int n_threads = ub->n_tokens == 1 ? ctx->cparams.n_threads : ctx->cparams.n_threads_batch;
-    const enum ggml_status st = compute(ctx, g.gf, n_threads);
+    const enum ggml_status st = compute(ctx, g->gf, n_threads);
+    int rc = 0;
     if (st == GGML_STATUS_ABORTED) {
         rc = 2;
     } else if (st != GGML_STATUS_SUCCESS) {
         LLAMA_LOG_ERROR("llama_decode: graph compute failed (status %d)\n", (int) st);
+        llama_context_drop_graph(ctx);
         rc = -3;
     } else if (n_out > 0) {
         llama_ctx_sampling_copy_outputs(ctx, row_off);
         const size_t n_vocab = ctx->model->hparams.n_vocab;
         const size_t n_embd  = ctx->model->hparams.n_embd;
-        if (g.t_logits) {
-            ggml_backend_tensor_get(g.t_logits, ctx->logits + row_off * n_vocab, 0, n_out * n_vocab * sizeof(float));
+        if (g->t_logits && llama_ctx_sampling_needs_raw_logits(ctx, ub)) {
+            ggml_backend_tensor_get(g->t_logits, ctx->logits + row_off * n_vocab, 0, n_out * n_vocab * sizeof(float));
         }
-        if (ctx->cparams.embeddings && g.t_embd) {
-            ggml_backend_tensor_get(g.t_embd, ctx->embd + row_off * n_embd, 0, n_out * n_embd * sizeof(float));
+        if (ctx->cparams.embeddings && g->t_embd) {
+            ggml_backend_tensor_get(g->t_embd, ctx->embd + row_off * n_embd, 0, n_out * n_embd * sizeof(float));
         }
     }
-    ggml_backend_sched_reset(ctx->sched);
-    ggml_free(ctx0);
     return rc;
 }
 
@@ -470,50 +517,51 @@ static int process_ubatch(struct llama_context * ctx, const struct llama_ubatch 
 static bool finish_outputs(struct llama_context * ctx, int32_t n_tokens) {
     const struct llama_batch_allocr * ba = &ctx->balloc;
     const size_t n_out = ba->n_out_ids;
+    // every batch token is emitted at most once: first map each output token to its emission row
     for (int32_t i = 0; i < n_tokens; i++) {
         ctx->output_ids[i] = -1;
     }
     bool sorted = true;
-    for (size_t r = 1; r < n_out; r++) {
-        if (ba->out_ids[r] < ba->out_ids[r - 1]) {
-            sorted = false;
-        }
+    for (size_t r = 0; r < n_out; r++) {
+        ctx->output_ids[ba->out_ids[r]] = (int32_t) r;
+        sorted = sorted && (r == 0 || ba->out_ids[r] > ba->out_ids[r - 1]);
     }
-    if (!sorted) {
-        const size_t n_vocab = ctx->model->hparams.n_vocab;
-        const size_t n_embd  = ctx->model->hparams.n_embd;
-        // rank of each emitted row in batch order
-        float * tmp = malloc(n_out * (n_vocab > n_embd ? n_vocab : n_embd) * sizeof(float));
-        if (!tmp) {
-            return false;
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            float * src = pass == 0 ? ctx->logits : ctx->embd;
-            const size_t w = pass == 0 ? n_vocab : n_embd;
-            if (!src || (pass == 1 && !ctx->cparams.embeddings)) {
-                continue;
-            }
-            for (size_t r = 0; r < n_out; r++) {
-                size_t rank = 0;
-                for (size_t q = 0; q < n_out; q++) {
-                    rank += ba->out_ids[q] < ba->out_ids[r];
-                }
-                memcpy(tmp + rank * w, src + r * w, w * sizeof(float));
-            }
-            memcpy(src, tmp, n_out * w * sizeof(float));
-        }
+    if (sorted) {
+        // emission order is batch order: the emission row is the row
+        ctx->n_outputs = (int32_t) n_out;
+        ctx->n_batch_last = n_tokens;
+        return true;
+    }
+    // rows in batch order: row k is the k-th output token in the batch, taken from emission row perm[k]
+    const size_t n_vocab = ctx->model->hparams.n_vocab;
+    const size_t n_embd  = ctx->model->hparams.n_embd;
+    int32_t * perm = malloc(n_out * sizeof(int32_t));
+    float   * tmp  = malloc(n_out * (n_vocab > n_embd ? n_vocab : n_embd) * sizeof(float));
+    if (!perm || !tmp) {
+        free(perm);
         free(tmp);
+        return false;
     }
     int32_t row = 0;
     for (int32_t i = 0; i < n_tokens; i++) {
-        bool is_out = false;
-        for (size_t r = 0; r < n_out && !is_out; r++) {
-            is_out = ba->out_ids[r] == i;
-        }
-        if (is_out) {
+        if (ctx->output_ids[i] >= 0) {
+            perm[row] = ctx->output_ids[i];
             ctx->output_ids[i] = row++;
         }
     }
+    for (int pass = 0; pass < 2; pass++) {
+        float * src = pass == 0 ? ctx->logits : ctx->embd;
+        const size_t w = pass == 0 ? n_vocab : n_embd;
+        if (!src || (pass == 1 && !ctx->cparams.embeddings)) {
+            continue;
+        }
+        for (size_t k = 0; k < n_out; k++) {
+            memcpy(tmp + k * w, src + (size_t) perm[k] * w, w * sizeof(float));
+        }
+        memcpy(src, tmp, n_out * w * sizeof(float));
+    }
+    free(perm);
+    free(tmp);
     ctx->n_outputs = (int32_t) n_out;
     ctx->n_batch_last = n_tokens;
     return true;
@@ -582,9 +630,11 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
         return -1;
     }
     const uint32_t n_seq = n_seq_max_eff(ctx);
+    // one pass over the cells: a unified cache has LLAMA_MAX_SEQ sequences, one scan each would dominate a decode
     llama_pos mem_pos_max[LLAMA_MAX_SEQ];
-    for (uint32_t s = 0; s < LLAMA_MAX_SEQ; s++) {
-        mem_pos_max[s] = s < n_seq ? llama_kv_cache_seq_pos_max(ctx->mem, (llama_seq_id) s) : -1;
+    llama_kv_cache_seq_pos_max_all(ctx->mem, mem_pos_max);
+    for (uint32_t s = n_seq; s < LLAMA_MAX_SEQ; s++) {
+        mem_pos_max[s] = -1;
     }
     if (!llama_batch_allocr_init(&ctx->balloc, batch, (int32_t) hp->n_vocab, hp->n_embd, n_seq, mem_pos_max,
             ctx->cparams.embeddings)) {
@@ -609,13 +659,14 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
     if ((ctx->mem->has_shift || (swa && swa->has_shift)) && !apply_kv_shift(ctx)) {
         return -3;
     }
-    // cells of every ubatch so far, per cache: idxs + n_done is the current ubatch's
-    struct llama_kv_cell * saved     = llama_kv_cache_cells_save(ctx->mem);
+    // cells of every ubatch so far, per cache: idxs + n_done is the current ubatch's. Only the small SWA cache
+    // is saved for an undo: it may reuse and prune occupied cells. The main cache only fills empty cells (and
+    // takes none when it fails), so freeing the cells the batch took undoes it, without copying all n_ctx cells
+    // on every decode.
     struct llama_kv_cell * saved_swa = swa ? llama_kv_cache_cells_save(swa) : NULL;
     int64_t * idxs     = malloc((size_t) batch.n_tokens * sizeof(int64_t));
     int64_t * idxs_swa = swa ? malloc((size_t) batch.n_tokens * sizeof(int64_t)) : NULL;
-    if (!saved || !idxs || (swa && (!saved_swa || !idxs_swa))) {
-        free(saved);
+    if (!idxs || (swa && (!saved_swa || !idxs_swa))) {
         free(saved_swa);
         free(idxs);
         free(idxs_swa);
@@ -633,14 +684,14 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
             rc = -3;
             break;
         }
-        if (!llama_kv_cache_find_slot(ctx->mem, &ub, idxs + n_done) ||
-            (swa && !llama_kv_cache_find_slot(swa, &ub, idxs_swa + n_done))) {
+        const bool slot_mem = llama_kv_cache_find_slot(ctx->mem, &ub, idxs + n_done);
+        if (!slot_mem || (swa && !llama_kv_cache_find_slot(swa, &ub, idxs_swa + n_done))) {
             LLAMA_LOG_WARN("llama_decode: failed to find a memory slot for a batch of %u tokens (n_ctx = %u)\n",
                     ub.n_tokens, ctx->cparams.n_ctx);
             // undo the whole batch; SWA cells reused by earlier ubatches hold new data and stay free
-            llama_kv_cache_cells_restore(ctx->mem, saved, idxs, n_done);
+            llama_kv_cache_drop_cells(ctx->mem, idxs, n_done + (slot_mem ? ub.n_tokens : 0));
             llama_kv_cache_cells_restore(swa, saved_swa, idxs_swa, n_done);
-            saved = saved_swa = NULL;
+            saved_swa = NULL;
             rc = 1;
             break;
         }
@@ -657,7 +708,6 @@ int32_t llama_decode(struct llama_context * ctx, struct llama_batch batch) {
         n_done  += ub.n_tokens;
         row_off += n_out;
     }
-    free(saved);
     free(saved_swa);
     free(idxs);
     free(idxs_swa);

@@ -31,6 +31,13 @@ struct llama_context {
     void *               buf_meta;      // tensor and graph headers of one ubatch graph
     size_t               buf_meta_size;
 
+    // the last ubatch graph, still built and allocated in sched (llama.cpp's graph reuse): a ubatch of the same
+    // shape only uploads its inputs and runs it again. Anything else that uses buf_meta or sched drops it first.
+    struct ggml_context * gf_ctx;       // its tensor headers (in buf_meta); NULL: no graph kept
+    struct llm_graph      gf_res;       // the graph and its inputs / results
+    struct llm_graph_key  gf_key;       // what it was built for
+    bool                  graph_reuse_disable; // LLAMA_GRAPH_REUSE_DISABLE=1
+
     struct llama_memory_i *   mem;
     struct llama_batch_allocr balloc;
 
@@ -62,6 +69,10 @@ struct llama_context {
     int32_t n_eval;
     int32_t n_reused;
 };
+
+// forgets the kept ubatch graph and resets the scheduler: before anything else builds in buf_meta or uses sched,
+// and whenever the graph's inputs (samplers) may have changed
+void llama_context_drop_graph(struct llama_context * ctx);
 
 // grows the output buffers to n_outputs rows and the batch index map to n_tokens; false on out of memory
 bool llama_context_reserve_outputs(struct llama_context * ctx, size_t n_outputs, size_t n_tokens);

@@ -11,6 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool llm_graph_key_equal(const struct llm_graph_key * a, const struct llm_graph_key * b) {
+    return a->n_tokens == b->n_tokens && a->n_outputs == b->n_outputs && a->n_kv == b->n_kv &&
+           a->n_kv_swa == b->n_kv_swa && a->has_token == b->has_token && a->causal_attn == b->causal_attn &&
+           a->embeddings == b->embeddings;
+}
+
 struct ggml_tensor * llm_graph_inp_embd(struct llm_graph * g) {
     const struct llama_model * model = g->model;
     if (g->ub->token) {

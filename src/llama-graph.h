@@ -89,6 +89,21 @@ struct llm_graph {
     struct ggml_tensor * t_embd;          // [n_embd, n_outputs] after the output norm
 };
 
+// Everything a ubatch graph's topology depends on besides the model and the context's caches: two ubatches with
+// equal keys get the same graph, so the second can reuse the first's (only the input values differ).
+struct llm_graph_key {
+    uint32_t n_tokens;
+    uint32_t n_outputs;
+    uint32_t n_kv;
+    uint32_t n_kv_swa;
+    bool     has_token;   // input is token ids (else embeddings)
+    bool     causal_attn;
+    bool     embeddings;
+};
+
+// true when a graph built for a can serve b
+bool llm_graph_key_equal(const struct llm_graph_key * a, const struct llm_graph_key * b);
+
 // --- inputs ---
 struct ggml_tensor * llm_graph_inp_embd(struct llm_graph * g);  // token rows (dequantized), or the batch embd
 struct ggml_tensor * llm_graph_inp_pos (struct llm_graph * g);

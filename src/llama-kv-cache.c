@@ -460,6 +460,21 @@ llama_pos llama_kv_cache_seq_pos_max(const struct llama_memory_i * kv, llama_seq
     return r;
 }
 
+void llama_kv_cache_seq_pos_max_all(const struct llama_memory_i * kv, llama_pos * pos_max) {
+    for (int s = 0; s < LLAMA_MAX_SEQ; s++) {
+        pos_max[s] = -1;
+    }
+    for (uint32_t i = 0; i < kv->size; i++) {
+        const struct llama_kv_cell * c = &kv->cells[i];
+        for (int w = 0; c->pos >= 0 && w < LLAMA_SEQ_WORDS; w++) {
+            for (uint64_t bits = c->seq.w[w]; bits; bits &= bits - 1) {
+                const int s = w * 64 + __builtin_ctzll(bits);
+                pos_max[s] = c->pos > pos_max[s] ? c->pos : pos_max[s];
+            }
+        }
+    }
+}
+
 // ---- llama_memory_* ---------------------------------------------------------------------------------------
 
 static llama_pos kv_seq_pos_min(const struct llama_memory_i * kv, llama_seq_id seq_id);

@@ -98,8 +98,9 @@ void llama_kv_cache_cells_restore(struct llama_memory_i * kv, struct llama_kv_ce
 void llama_kv_cache_drop_cells(struct llama_memory_i * kv, const int64_t * idxs, uint32_t n);
 
 // Places the ubatch tokens in empty cells, or in the SWA cache also in cells that left the window
-// (idxs[i] = cell of token i). False when there is not enough room (cells already taken for this ubatch stay
-// taken: restore from a saved copy).
+// (idxs[i] = cell of token i). False when there is not enough room: a cache that is not the SWA one checks
+// before it takes any cell, so it then changed nothing; the SWA cache may have taken (and pruned) cells for
+// this ubatch, which only a saved copy undoes.
 bool llama_kv_cache_find_slot(struct llama_memory_i * kv, const struct llama_ubatch * ub, int64_t * idxs);
 
 // cells the attention must look at (a prefix of the ring that holds every used cell)
@@ -118,6 +119,8 @@ void llama_kv_cache_fill_shift(const struct llama_memory_i * kv, int32_t * dst);
 void llama_kv_cache_shift_done(struct llama_memory_i * kv);
 
 llama_pos llama_kv_cache_seq_pos_max(const struct llama_memory_i * kv, llama_seq_id seq_id);
+// the same for every sequence at once (pos_max[LLAMA_MAX_SEQ], -1 where a sequence has no cell), in one pass
+void llama_kv_cache_seq_pos_max_all(const struct llama_memory_i * kv, llama_pos * pos_max);
 
 // state (de)serialization of the cells of seq_id (-1: all) into/out of a byte stream, the swa child's part
 // after this cache's; see llama-state.c

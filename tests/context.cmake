@@ -20,3 +20,9 @@ if (TARGET llama-static)
                LIBS llama-static ${CONTEXT_TEST_JANSSON_LINK_LIBRARIES} m LABELS llama context)
     target_include_directories(test-context PRIVATE ${CONTEXT_TEST_JANSSON_INCLUDE_DIRS})
 endif()
+
+# graph reuse, single-thread small nodes, aborts at every node and the skipped logits copy change nothing
+if (TARGET llama-static)
+    llama_test(NAME test-decode-reuse SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test-decode-reuse.c
+               LIBS llama-static m LABELS llama context)
+endif()

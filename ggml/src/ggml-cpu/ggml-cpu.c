@@ -1,5 +1,6 @@
 // CPU graph engine: graph plans, a persistent thread pool (spin briefly, then sleep on a condition variable),
-// the per-node dispatch with barriers between nodes (none after no-op nodes), and CPU feature queries.
+// the per-node dispatch with barriers between nodes (none after no-op nodes; small nodes run on thread 0 alone,
+// with no barriers between consecutive ones), spin-then-sleep (futex) barriers, and CPU feature queries.
 
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
@@ -10,6 +11,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__linux__)
+#    include <linux/futex.h>
+#    include <sys/syscall.h>
+#    include <unistd.h>
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #    include <cpuid.h>
@@ -34,7 +41,8 @@ struct ggml_threadpool {
 
     atomic_int  n_graph;          // (graph count << 16) | n_threads of that graph; workers wake when it changes
     atomic_int  n_barrier;        // threads arrived at the current barrier
-    atomic_int  n_barrier_passed; // barrier generation
+    atomic_uint n_barrier_passed; // barrier generation (+2 per barrier); bit 0: abort was requested before it
+    atomic_int  n_barrier_sleep;  // threads asleep on n_barrier_passed (futex)
     atomic_int  current_chunk;    // dynamic work distribution inside a node (reset at each barrier)
     atomic_bool stop;
     atomic_bool pause;
@@ -50,6 +58,62 @@ struct ggml_threadpool {
     struct ggml_compute_worker * workers;
 };
 
+// Waiting for a barrier: spin (the others are usually microseconds away), then sleep until the generation
+// changes. When the cores are oversubscribed the thread everyone waits for may not be running; a waiter that
+// sleeps gives its core away (a spinning or yielding one keeps competing for it, and the scheduler then charges
+// it for that time) and, having slept, is picked quickly when the last thread wakes it.
+static void barrier_sleep(atomic_uint * gen_ptr, unsigned gen) {
+#if defined(__linux__)
+    syscall(SYS_futex, (int *) gen_ptr, FUTEX_WAIT_PRIVATE, (int) gen, NULL, NULL, 0);
+#else
+    (void) gen_ptr;
+    (void) gen;
+    sched_yield();
+#endif
+}
+
+static void barrier_wake(atomic_uint * gen_ptr) {
+#if defined(__linux__)
+    syscall(SYS_futex, (int *) gen_ptr, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+#else
+    (void) gen_ptr;
+#endif
+}
+
+// returns whether thread 0 had asked to abort when the last thread arrived. The answer travels in the
+// generation value each thread sees released, not in a separate flag: the next graph resets the abort flag
+// and may start before a slow thread has looked at it.
+static bool barrier_wait(const struct ggml_compute_params * params) {
+    struct ggml_threadpool * tp = params->threadpool;
+    const unsigned gen = atomic_load(&tp->n_barrier_passed);
+    if (atomic_fetch_add(&tp->n_barrier, 1) == params->nth - 1) {
+        // last one in: reset for the next barrier and the next node's chunks, then release the others
+        const bool abort = atomic_load(&tp->abort) != 0;
+        atomic_store(&tp->n_barrier, 0);
+        atomic_store(&tp->current_chunk, 0);
+        atomic_store(&tp->n_barrier_passed, (gen & ~1u) + 2u + (abort ? 1u : 0u));
+        // a sleeper counts itself before it checks the generation, and the generation moved before this
+        // check: either it sees the new generation or it is counted here (both are sequentially consistent)
+        if (atomic_load(&tp->n_barrier_sleep) > 0) {
+            barrier_wake(&tp->n_barrier_passed);
+        }
+        return abort;
+    }
+    unsigned now = gen;
+    for (int spins = 0; spins < 2000 && now == gen; spins++) {
+        CPU_RELAX();
+        now = atomic_load(&tp->n_barrier_passed);
+    }
+    if (now == gen) {
+        atomic_fetch_add(&tp->n_barrier_sleep, 1);
+        while ((now = atomic_load(&tp->n_barrier_passed)) == gen) {
+            barrier_sleep(&tp->n_barrier_passed, gen);
+        }
+        atomic_fetch_sub(&tp->n_barrier_sleep, 1);
+    }
+    return (now & 1u) != 0;
+}
+
 void ggml_cpu_barrier(const struct ggml_compute_params * params) {
     struct ggml_threadpool * tp = params->threadpool;
     if (params->nth == 1 || tp == NULL) {
@@ -58,23 +122,7 @@ void ggml_cpu_barrier(const struct ggml_compute_params * params) {
         }
         return;
     }
-    const int gen = atomic_load(&tp->n_barrier_passed);
-    if (atomic_fetch_add(&tp->n_barrier, 1) == params->nth - 1) {
-        // last one in: reset for the next barrier and the next node's chunks, then release the others
-        atomic_store(&tp->n_barrier, 0);
-        atomic_store(&tp->current_chunk, 0);
-        atomic_fetch_add(&tp->n_barrier_passed, 1);
-        return;
-    }
-    // cores may be oversubscribed: spin a little, then give the core away
-    int spins = 0;
-    while (atomic_load(&tp->n_barrier_passed) == gen) {
-        if (++spins < 2000) {
-            CPU_RELAX();
-        } else {
-            sched_yield();
-        }
-    }
+    barrier_wait(params);
 }
 
 int ggml_cpu_chunk_next(const struct ggml_compute_params * params) {
@@ -149,6 +197,62 @@ static void compute_forward(const struct ggml_compute_params * params, struct gg
     }
 }
 
+// A node this small is run by thread 0 alone: splitting it would save less than the barriers cost. Runs of such
+// nodes then need no barriers between them (thread 0 sees its own writes), only one before the next node the
+// other threads take part in. Only ops that compute every row (or element) the same way whatever the thread
+// count qualify, so the results do not change; mat-muls, attention and custom ops always run on every thread.
+#define SERIAL_MAX_BYTES (64 * 1024)
+
+static bool node_is_serial(const struct ggml_tensor * node) {
+    size_t bytes = ggml_nbytes(node);
+    switch (node->op) {
+        case GGML_OP_SET_ROWS:
+            // writes only the rows of src0 into a (possibly large) destination
+            return 2 * ggml_nbytes(node->src[0]) + ggml_nbytes(node->src[1]) <= SERIAL_MAX_BYTES;
+        case GGML_OP_GET_ROWS:
+            // reads only the selected rows of a (possibly large) table
+            return 2 * bytes + ggml_nbytes(node->src[1]) <= SERIAL_MAX_BYTES;
+        case GGML_OP_DUP:
+        case GGML_OP_CPY:
+        case GGML_OP_CONT:
+        case GGML_OP_ADD:
+        case GGML_OP_SUB:
+        case GGML_OP_MUL:
+        case GGML_OP_DIV:
+        case GGML_OP_ADD1:
+        case GGML_OP_UNARY:
+        case GGML_OP_SQR:
+        case GGML_OP_SQRT:
+        case GGML_OP_GLU:
+        case GGML_OP_SCALE:
+        case GGML_OP_CLAMP:
+        case GGML_OP_NORM:
+        case GGML_OP_RMS_NORM:
+        case GGML_OP_L2_NORM:
+        case GGML_OP_ROPE:
+        case GGML_OP_SOFT_MAX:
+            break;
+        default:
+            return false;
+    }
+    for (int s = 0; s < GGML_MAX_SRC && bytes <= SERIAL_MAX_BYTES; s++) {
+        if (node->src[s]) {
+            bytes += ggml_nbytes(node->src[s]);
+        }
+    }
+    return bytes <= SERIAL_MAX_BYTES;
+}
+
+// the barrier between nodes: also tells every thread, consistently, whether thread 0 asked to abort before it
+static bool node_barrier(const struct ggml_compute_params * params) {
+    struct ggml_threadpool * tp = params->threadpool;
+    if (params->nth == 1) {
+        atomic_store(&tp->current_chunk, 0);
+        return atomic_load(&tp->abort) != 0;
+    }
+    return barrier_wait(params);
+}
+
 static void compute_thread(struct ggml_threadpool * tp, int ith, int nth) {
     const struct ggml_cgraph * cgraph = tp->cgraph;
     const struct ggml_cplan  * cplan  = tp->cplan;
@@ -159,23 +263,55 @@ static void compute_thread(struct ggml_threadpool * tp, int ith, int nth) {
         .wdata      = cplan->work_data,
         .threadpool = tp,
     };
+    struct ggml_compute_params params_serial = params;
+    params_serial.nth = 1;
+    // thread 0 ran serial nodes since the last barrier: the others must wait before they read anything
+    bool pending = false;
+    // every thread leaves the loop at the same barrier on abort (then that barrier was the last one)
+    bool stopped = false;
     for (int node_n = 0; node_n < cgraph->n_nodes; node_n++) {
         struct ggml_tensor * node = cgraph->nodes[node_n];
         if (!node_is_computed(node)) {
             continue; // views and reshapes compute nothing: no barrier needed
         }
-        compute_forward(&params, node);
+        const bool serial = nth > 1 && node_is_serial(node);
+        if (serial) {
+            pending = true;
+            if (ith != 0) {
+                continue;
+            }
+            atomic_store(&tp->current_chunk, 0);
+            compute_forward(&params_serial, node);
+        } else {
+            if (pending) {
+                pending = false;
+                if (node_barrier(&params)) {
+                    stopped = true;
+                    break;
+                }
+            }
+            compute_forward(&params, node);
+        }
+        bool abort_now = false;
         if (ith == 0 && cplan->abort_callback && cplan->abort_callback(cplan->abort_callback_data)) {
             atomic_store(&tp->abort, 1);
             tp->ec = GGML_STATUS_ABORTED;
+            abort_now = true;
         }
-        ggml_cpu_barrier(&params);
-        if (atomic_load(&tp->abort)) {
-            break;
+        // after a serial node only thread 0 knows about the abort; the others are waiting at their next
+        // barrier (before a parallel node, or the last one), which this one then completes
+        if (!serial || abort_now) {
+            pending = false;
+            if (node_barrier(&params)) {
+                stopped = true;
+                break;
+            }
         }
     }
     // nobody leaves while another thread may still read this graph
-    ggml_cpu_barrier(&params);
+    if (!stopped) {
+        ggml_cpu_barrier(&params);
+    }
 }
 
 static void * worker_main(void * arg) {
@@ -250,6 +386,7 @@ struct ggml_threadpool * ggml_threadpool_new(struct ggml_threadpool_params * par
     atomic_init(&tp->n_graph, 0);
     atomic_init(&tp->n_barrier, 0);
     atomic_init(&tp->n_barrier_passed, 0);
+    atomic_init(&tp->n_barrier_sleep, 0);
     atomic_init(&tp->current_chunk, 0);
     atomic_init(&tp->stop, false);
     atomic_init(&tp->pause, params->paused);
