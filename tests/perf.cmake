@@ -10,3 +10,8 @@ llama_test(NAME test-repack SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test-repack.c LI
 foreach(isa scalar avx2 avx512)
     llama_test_variant(NAME test-repack-${isa} TARGET test-repack ENV GGML_CPU_ISA=${isa})
 endforeach()
+
+# throughput of the GEMM kernel alone (not a test)
+add_executable(bench-gemm ${CMAKE_CURRENT_SOURCE_DIR}/bench-gemm.c)
+target_include_directories(bench-gemm PRIVATE ${CMAKE_SOURCE_DIR}/ggml/src)
+target_link_libraries(bench-gemm PRIVATE ggml-static m)

@@ -944,9 +944,11 @@ static inline __attribute__((always_inline)) void run_kind(int64_t k, const uint
 
 // Q8_0 (KIND_LANES): llama.cpp's order (quants-scalar.c), each of the 16 rows x NC columns keeps eight float
 // chains, one per 4-element group g (acc[c][g]), fed block after block with fma(dw * da, group dot, acc); the
-// chains are summed as ((g0 + g4) + (g2 + g6)) + ((g1 + g5) + (g3 + g7)) at the end. 8 * NC accumulators
-// plus the 8 weight registers: NC <= 2.
-#define COLS_LANES 2
+// chains are summed as ((g0 + g4) + (g2 + g6)) + ((g1 + g5) + (g3 + g7)) at the end. Every group dot costs a
+// vpdpbusd and an FMA, which share the two FP pipes that take 512-bit multiplies on Zen 4 (the conversion runs
+// beside them), so the tile is bound at half the integer-only rate; it walks group by group so one weight
+// register serves all NC columns: 8 * NC accumulators, NC <= 3.
+#define COLS_LANES 3
 
 static inline __attribute__((always_inline)) void tile_lanes(int64_t k, const uint8_t * pack, const uint8_t * act,
                                                              size_t bact, const int NC, float * dst, size_t bdst,
@@ -958,23 +960,29 @@ static inline __attribute__((always_inline)) void tile_lanes(int64_t k, const ui
             acc[c][g] = _mm512_setzero_ps();
         }
     }
+    const uint8_t * q4[COLS_LANES];
+    const int32_t * corr[COLS_LANES];
+    const float * da[COLS_LANES];
+    for (int c = 0; c < NC; c++) {
+        q4[c] = act + (size_t) c * bact;
+        da[c] = (const float *) (act + (size_t) c * bact + (size_t) k);
+        corr[c] = (const int32_t *) (da[c] + nb);
+    }
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t * p = pack + (size_t) b * 576;
-        __m512i w[BLK / 4];
-        for (int g = 0; g < BLK / 4; g++) {
-            w[g] = _mm512_load_si512((const void *) (p + 64 * g));
-        }
         const __m512 dw = _mm512_load_ps((const float *) (p + 512));
+        __m512 d[COLS_LANES];
         for (int c = 0; c < NC; c++) {
-            const uint8_t * a = act + (size_t) c * bact;
-            const float * da = (const float *) (a + k);
-            const int32_t * corr = (const int32_t *) (da + nb) + 8 * b;
-            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(da[b])); // the float product dw * da of llama.cpp
-            for (int g = 0; g < BLK / 4; g++) {
-                int32_t q4;
-                memcpy(&q4, a + b * BLK + 4 * g, 4);
-                const __m512i s = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr[g]), w[g], _mm512_set1_epi32(q4));
-                acc[c][g] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(s), acc[c][g]);
+            d[c] = _mm512_mul_ps(dw, _mm512_set1_ps(da[c][b])); // the float product dw * da of llama.cpp
+        }
+        // group by group, each weight register serves all columns
+        for (int g = 0; g < BLK / 4; g++) {
+            const __m512i w = _mm512_load_si512((const void *) (p + 64 * g));
+            for (int c = 0; c < NC; c++) {
+                int32_t a4;
+                memcpy(&a4, q4[c] + b * BLK + 4 * g, 4);
+                const __m512i s = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr[c][8 * b + g]), w, _mm512_set1_epi32(a4));
+                acc[c][g] = _mm512_fmadd_ps(d[c], _mm512_cvtepi32_ps(s), acc[c][g]);
             }
         }
     }
@@ -991,7 +999,9 @@ static void run_lanes(int64_t k, const uint8_t * pack, const uint8_t * act, size
     for (; c + COLS_LANES <= ncols; c += COLS_LANES) {
         tile_lanes(k, pack, act + (size_t) c * bact, bact, COLS_LANES, (float *) ((char *) dst + (size_t) c * bdst), bdst, mask);
     }
-    if (c < ncols) {
+    if (ncols - c == 2) {
+        tile_lanes(k, pack, act + (size_t) c * bact, bact, 2, (float *) ((char *) dst + (size_t) c * bdst), bdst, mask);
+    } else if (ncols - c == 1) {
         tile_lanes(k, pack, act + (size_t) c * bact, bact, 1, (float *) ((char *) dst + (size_t) c * bdst), bdst, mask);
     }
 }
