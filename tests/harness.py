@@ -28,6 +28,20 @@ def finish():
     sys.exit(1 if n_fail else 0)
 
 
+def run_guarded(body, cleanup):
+    """Runs body(); an exception (a crashed server or test) counts as one failure instead of aborting without a
+    count; then cleanup() and finish()."""
+    try:
+        body()
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        check(False, f"test aborted: {e!r}")
+    finally:
+        cleanup()
+    finish()
+
+
 def data_dir():
     d = os.environ.get("LLAMA_TEST_DATA") or os.environ.get("LLAMA_TEST_DATA_DEFAULT")
     if d:

@@ -186,7 +186,7 @@ def main():
     harness.require(model)
     harness.require(draft)
     base = ["-m", model, "-c", str(N_CTX), "-np", "1", "-t", "2"]
-    try:
+    def body():
         srv = ts.Server(args.server, base + ["--context-shift"]).start()
         try:
             gen0 = test_shift(srv, "shift (n_keep 0)", 0, 0)
@@ -209,13 +209,8 @@ def main():
             test_long_prompt(srv, "shift off")
         finally:
             srv.stop()
-    except Exception as e:  # a crash of the server or the test is a failure, not an abort without a count
-        import traceback
-        traceback.print_exc()
-        check(False, f"test aborted: {e!r}")
-    finally:
-        ts.kill_all()
-    harness.finish()
+
+    harness.run_guarded(body, ts.kill_all)
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ def main():
     args = ap.parse_args()
     _, model = ts.data_and_model(args.data)
     harness.require(model)
-    try:
+    def body():
         srv = ts.Server(args.server, ["-m", model, "-c", str(N_CTX), "-np", "2", "-t", "2", "--props", "--no-slots",
                                       "-a", "kjv"]).start()
         try:
@@ -185,13 +185,8 @@ def main():
         finally:
             srv.stop()
         test_flags(args.server, model)
-    except Exception as e:  # a crash of the server or the test is a failure, not an abort without a count
-        import traceback
-        traceback.print_exc()
-        check(False, f"test aborted: {e!r}")
-    finally:
-        ts.kill_all()
-    harness.finish()
+
+    harness.run_guarded(body, ts.kill_all)
 
 
 if __name__ == "__main__":

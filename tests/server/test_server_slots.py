@@ -212,7 +212,7 @@ def main():
     args = ap.parse_args()
     _, model = ts.data_and_model(args.data)
     harness.require(model)
-    try:
+    def body():
         test_not_enabled(args.server, model)
         with tempfile.TemporaryDirectory(prefix="llama-slots-") as parent:
             save_dir = os.path.join(parent, "slots")
@@ -223,13 +223,8 @@ def main():
                   (rc, err[-200:]))
             test_save_restore(args.server, model, save_dir)
         test_cache_reuse(args.server, model)
-    except Exception as e:  # a crash of the server or the test is a failure, not an abort without a count
-        import traceback
-        traceback.print_exc()
-        check(False, f"test aborted: {e!r}")
-    finally:
-        ts.kill_all()
-    harness.finish()
+
+    harness.run_guarded(body, ts.kill_all)
 
 
 if __name__ == "__main__":

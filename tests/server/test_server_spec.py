@@ -277,20 +277,15 @@ def main():
     harness.require(target)
     harness.require(draft)
     sv = Servers(args.server, target, args.threads)
-    try:
+    def body():
         b0, greedy0 = test_with_and_without_draft(sv, draft)
         test_draft_cpu_sampling(sv, draft, b0, greedy0)
         test_cpu_sampling_draft(sv, draft)
         test_ngram_simple(sv)
         test_concurrent(sv, draft)
         test_bad_flags(args.server, target, draft)
-    except Exception as e:  # a crash of the server or the test is a failure, not an abort without a count
-        import traceback
-        traceback.print_exc()
-        check(False, f"test aborted: {e!r}")
-    finally:
-        ts.kill_all()
-    harness.finish()
+
+    harness.run_guarded(body, ts.kill_all)
 
 
 if __name__ == "__main__":
