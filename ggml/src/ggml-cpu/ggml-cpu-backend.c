@@ -116,6 +116,9 @@ ggml_backend_buffer_t ggml_cpu_alloc_aligned_buffer(ggml_backend_buffer_type_t b
         GGML_LOG_ERROR("%s: failed to allocate buffer of size %.2f MiB\n", __func__, size / 1024.0 / 1024.0);
         return NULL;
     }
+    // this function owns how the memory was allocated, so it also supplies how to free and address it
+    iface.free_buffer = cpu_buffer_free_buffer;
+    iface.get_base    = cpu_buffer_get_base;
     ggml_backend_buffer_t buf = ggml_backend_buffer_init(buft, iface, data, size);
     if (buf == NULL) {
         free(data);

@@ -7,40 +7,28 @@
 
 #include <string.h>
 
-void ggml_cpu_repack_q4_0(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK4_0;
-    const block_q4_0 * x = src;
-    uint8_t * out = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            uint8_t * blk = out + (size_t) (g * nb + b) * GGML_CPU_REPACK_Q4_0_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                const block_q4_0 * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(blk + 2 * r, &xb->d, 2);
-                for (int m = 0; m < 4; m++) {
-                    memcpy(blk + 32 + 64 * m + 4 * r, xb->qs + 4 * m, 4);
-                }
-            }
-        }
+static void q4_0_pack_row(uint8_t * GGML_RESTRICT blk, const void * GGML_RESTRICT row_block, int r) {
+    const block_q4_0 * xb = row_block;
+    memcpy(blk + 2 * r, &xb->d, 2);
+    for (int m = 0; m < 4; m++) {
+        memcpy(blk + 32 + 64 * m + 4 * r, xb->qs + 4 * m, 4);
     }
 }
 
-void ggml_cpu_unpack_q4_0(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK4_0;
-    const uint8_t * in = src;
-    block_q4_0 * x = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            const uint8_t * blk = in + (size_t) (g * nb + b) * GGML_CPU_REPACK_Q4_0_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                block_q4_0 * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(&xb->d, blk + 2 * r, 2);
-                for (int m = 0; m < 4; m++) {
-                    memcpy(xb->qs + 4 * m, blk + 32 + 64 * m + 4 * r, 4);
-                }
-            }
-        }
+static void q4_0_unpack_row(const uint8_t * GGML_RESTRICT blk, void * GGML_RESTRICT row_block, int r) {
+    block_q4_0 * xb = row_block;
+    memcpy(&xb->d, blk + 2 * r, 2);
+    for (int m = 0; m < 4; m++) {
+        memcpy(xb->qs + 4 * m, blk + 32 + 64 * m + 4 * r, 4);
     }
+}
+
+void ggml_cpu_repack_q4_0(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
+    ggml_cpu_repack_groups(src, dst, nrows, k / QK4_0, sizeof(block_q4_0), GGML_CPU_REPACK_Q4_0_BLOCK, q4_0_pack_row);
+}
+
+void ggml_cpu_unpack_q4_0(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
+    ggml_cpu_unpack_groups(src, dst, nrows, k / QK4_0, sizeof(block_q4_0), GGML_CPU_REPACK_Q4_0_BLOCK, q4_0_unpack_row);
 }
 
 // ---- scalar gemv --------------------------------------------------------------------------------------------

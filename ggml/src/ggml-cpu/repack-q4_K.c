@@ -22,36 +22,30 @@ static uint32_t load_u32(const uint8_t * p) {
     return v;
 }
 
-void ggml_cpu_repack_q4_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK_K;
-    const block_q4_K * x = src;
-    uint8_t * out = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            uint8_t * blk = out + (size_t) (g * nb + b) * GGML_CPU_REPACK_Q4_K_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                const block_q4_K * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(blk + Q4K_D + 2 * r, &xb->d, 2);
-                memcpy(blk + Q4K_DMIN + 2 * r, &xb->dmin, 2);
-                uint32_t sclo = 0, mlo = 0, hi = 0;
-                for (int j = 0; j < 8; j++) {
-                    uint8_t sc, m;
-                    ggml_cpu_scale_min_k4(j, xb->scales, &sc, &m);
-                    sclo |= (uint32_t) (sc & 15) << (4 * j);
-                    mlo  |= (uint32_t) (m & 15) << (4 * j);
-                    hi   |= ((uint32_t) (sc >> 4) << (2 * j)) | ((uint32_t) (m >> 4) << (16 + 2 * j));
-                }
-                memcpy(blk + Q4K_SCLO + 4 * r, &sclo, 4);
-                memcpy(blk + Q4K_MINLO + 4 * r, &mlo, 4);
-                memcpy(blk + Q4K_HI + 4 * r, &hi, 4);
-                for (int c = 0; c < 4; c++) {
-                    for (int m = 0; m < 8; m++) {
-                        memcpy(blk + Q4K_QS + 512 * c + 64 * m + 4 * r, xb->qs + 32 * c + 4 * m, 4);
-                    }
-                }
-            }
+static void q4_K_pack_row(uint8_t * GGML_RESTRICT blk, const void * GGML_RESTRICT row_block, int r) {
+    const block_q4_K * xb = row_block;
+    memcpy(blk + Q4K_D + 2 * r, &xb->d, 2);
+    memcpy(blk + Q4K_DMIN + 2 * r, &xb->dmin, 2);
+    uint32_t sclo = 0, mlo = 0, hi = 0;
+    for (int j = 0; j < 8; j++) {
+        uint8_t sc, m;
+        ggml_cpu_scale_min_k4(j, xb->scales, &sc, &m);
+        sclo |= (uint32_t) (sc & 15) << (4 * j);
+        mlo  |= (uint32_t) (m & 15) << (4 * j);
+        hi   |= ((uint32_t) (sc >> 4) << (2 * j)) | ((uint32_t) (m >> 4) << (16 + 2 * j));
+    }
+    memcpy(blk + Q4K_SCLO + 4 * r, &sclo, 4);
+    memcpy(blk + Q4K_MINLO + 4 * r, &mlo, 4);
+    memcpy(blk + Q4K_HI + 4 * r, &hi, 4);
+    for (int c = 0; c < 4; c++) {
+        for (int m = 0; m < 8; m++) {
+            memcpy(blk + Q4K_QS + 512 * c + 64 * m + 4 * r, xb->qs + 32 * c + 4 * m, 4);
         }
     }
+}
+
+void ggml_cpu_repack_q4_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
+    ggml_cpu_repack_groups(src, dst, nrows, k / QK_K, sizeof(block_q4_K), GGML_CPU_REPACK_Q4_K_BLOCK, q4_K_pack_row);
 }
 
 // scale (which = 0) or min (which = 1) of sub-block j of row r from the regrouped nibbles and bit pairs
@@ -61,38 +55,32 @@ static int q4k_scale(const uint8_t * blk, int r, int j, int which) {
     return (int) (((lo >> (4 * j)) & 15) | (((hi >> (2 * j)) & 3) << 4));
 }
 
-void ggml_cpu_unpack_q4_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK_K;
-    const uint8_t * in = src;
-    block_q4_K * x = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            const uint8_t * blk = in + (size_t) (g * nb + b) * GGML_CPU_REPACK_Q4_K_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                block_q4_K * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(&xb->d, blk + Q4K_D + 2 * r, 2);
-                memcpy(&xb->dmin, blk + Q4K_DMIN + 2 * r, 2);
-                int sc[8], m[8];
-                for (int j = 0; j < 8; j++) {
-                    sc[j] = q4k_scale(blk, r, j, 0);
-                    m[j]  = q4k_scale(blk, r, j, 1);
-                }
-                // block_q4_K's packing (the inverse of ggml_cpu_scale_min_k4): bytes 0..3 scales 0..3, 4..7
-                // mins 0..3, each with the high bit pair of sub-block j + 4 on top; bytes 8..11 the low nibbles
-                // of scale and min j + 4
-                for (int j = 0; j < 4; j++) {
-                    xb->scales[j]     = (uint8_t) (sc[j] | ((sc[j + 4] >> 4) << 6));
-                    xb->scales[j + 4] = (uint8_t) (m[j] | ((m[j + 4] >> 4) << 6));
-                    xb->scales[j + 8] = (uint8_t) ((sc[j + 4] & 15) | ((m[j + 4] & 15) << 4));
-                }
-                for (int c = 0; c < 4; c++) {
-                    for (int mw = 0; mw < 8; mw++) {
-                        memcpy(xb->qs + 32 * c + 4 * mw, blk + Q4K_QS + 512 * c + 64 * mw + 4 * r, 4);
-                    }
-                }
-            }
+static void q4_K_unpack_row(const uint8_t * GGML_RESTRICT blk, void * GGML_RESTRICT row_block, int r) {
+    block_q4_K * xb = row_block;
+    memcpy(&xb->d, blk + Q4K_D + 2 * r, 2);
+    memcpy(&xb->dmin, blk + Q4K_DMIN + 2 * r, 2);
+    int sc[8], m[8];
+    for (int j = 0; j < 8; j++) {
+        sc[j] = q4k_scale(blk, r, j, 0);
+        m[j]  = q4k_scale(blk, r, j, 1);
+    }
+    // block_q4_K's packing (the inverse of ggml_cpu_scale_min_k4): bytes 0..3 scales 0..3, 4..7
+    // mins 0..3, each with the high bit pair of sub-block j + 4 on top; bytes 8..11 the low nibbles
+    // of scale and min j + 4
+    for (int j = 0; j < 4; j++) {
+        xb->scales[j]     = (uint8_t) (sc[j] | ((sc[j + 4] >> 4) << 6));
+        xb->scales[j + 4] = (uint8_t) (m[j] | ((m[j + 4] >> 4) << 6));
+        xb->scales[j + 8] = (uint8_t) ((sc[j + 4] & 15) | ((m[j + 4] & 15) << 4));
+    }
+    for (int c = 0; c < 4; c++) {
+        for (int mw = 0; mw < 8; mw++) {
+            memcpy(xb->qs + 32 * c + 4 * mw, blk + Q4K_QS + 512 * c + 64 * mw + 4 * r, 4);
         }
     }
+}
+
+void ggml_cpu_unpack_q4_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
+    ggml_cpu_unpack_groups(src, dst, nrows, k / QK_K, sizeof(block_q4_K), GGML_CPU_REPACK_Q4_K_BLOCK, q4_K_unpack_row);
 }
 
 // the steps of vec_dot_q4_K_q8_K (quants-scalar.c) per row: per super-block the integer sums isum and msum,

@@ -16,54 +16,42 @@ static inline size_t q6k_word(int h, int m, int t) {
     return Q6K_Q + 1536 * (size_t) h + 192 * (size_t) m + 64 * (size_t) t;
 }
 
-void ggml_cpu_repack_q6_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK_K;
-    const block_q6_K * x = src;
-    uint8_t * out = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            uint8_t * blk = out + (size_t) (g * nb + b) * GGML_CPU_REPACK_Q6_K_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                const block_q6_K * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(blk + Q6K_D + 2 * r, &xb->d, 2);
-                for (int p = 0; p < 8; p++) {
-                    memcpy(blk + Q6K_SC + 32 * p + 2 * r, xb->scales + 2 * p, 2);
-                }
-                for (int h = 0; h < 2; h++) {
-                    for (int m = 0; m < 8; m++) {
-                        memcpy(blk + q6k_word(h, m, 0) + 4 * r, xb->ql + 64 * h + 4 * m, 4);
-                        memcpy(blk + q6k_word(h, m, 1) + 4 * r, xb->ql + 64 * h + 32 + 4 * m, 4);
-                        memcpy(blk + q6k_word(h, m, 2) + 4 * r, xb->qh + 32 * h + 4 * m, 4);
-                    }
-                }
-            }
+static void q6_K_pack_row(uint8_t * GGML_RESTRICT blk, const void * GGML_RESTRICT row_block, int r) {
+    const block_q6_K * xb = row_block;
+    memcpy(blk + Q6K_D + 2 * r, &xb->d, 2);
+    for (int p = 0; p < 8; p++) {
+        memcpy(blk + Q6K_SC + 32 * p + 2 * r, xb->scales + 2 * p, 2);
+    }
+    for (int h = 0; h < 2; h++) {
+        for (int m = 0; m < 8; m++) {
+            memcpy(blk + q6k_word(h, m, 0) + 4 * r, xb->ql + 64 * h + 4 * m, 4);
+            memcpy(blk + q6k_word(h, m, 1) + 4 * r, xb->ql + 64 * h + 32 + 4 * m, 4);
+            memcpy(blk + q6k_word(h, m, 2) + 4 * r, xb->qh + 32 * h + 4 * m, 4);
         }
     }
 }
 
-void ggml_cpu_unpack_q6_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
-    const int64_t nb = k / QK_K;
-    const uint8_t * in = src;
-    block_q6_K * x = dst;
-    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
-        for (int64_t b = 0; b < nb; b++) {
-            const uint8_t * blk = in + (size_t) (g * nb + b) * GGML_CPU_REPACK_Q6_K_BLOCK;
-            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
-                block_q6_K * xb = x + (g * GGML_CPU_REPACK_ROWS + r) * nb + b;
-                memcpy(&xb->d, blk + Q6K_D + 2 * r, 2);
-                for (int p = 0; p < 8; p++) {
-                    memcpy(xb->scales + 2 * p, blk + Q6K_SC + 32 * p + 2 * r, 2);
-                }
-                for (int h = 0; h < 2; h++) {
-                    for (int m = 0; m < 8; m++) {
-                        memcpy(xb->ql + 64 * h + 4 * m, blk + q6k_word(h, m, 0) + 4 * r, 4);
-                        memcpy(xb->ql + 64 * h + 32 + 4 * m, blk + q6k_word(h, m, 1) + 4 * r, 4);
-                        memcpy(xb->qh + 32 * h + 4 * m, blk + q6k_word(h, m, 2) + 4 * r, 4);
-                    }
-                }
-            }
+static void q6_K_unpack_row(const uint8_t * GGML_RESTRICT blk, void * GGML_RESTRICT row_block, int r) {
+    block_q6_K * xb = row_block;
+    memcpy(&xb->d, blk + Q6K_D + 2 * r, 2);
+    for (int p = 0; p < 8; p++) {
+        memcpy(xb->scales + 2 * p, blk + Q6K_SC + 32 * p + 2 * r, 2);
+    }
+    for (int h = 0; h < 2; h++) {
+        for (int m = 0; m < 8; m++) {
+            memcpy(xb->ql + 64 * h + 4 * m, blk + q6k_word(h, m, 0) + 4 * r, 4);
+            memcpy(xb->ql + 64 * h + 32 + 4 * m, blk + q6k_word(h, m, 1) + 4 * r, 4);
+            memcpy(xb->qh + 32 * h + 4 * m, blk + q6k_word(h, m, 2) + 4 * r, 4);
         }
     }
+}
+
+void ggml_cpu_repack_q6_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
+    ggml_cpu_repack_groups(src, dst, nrows, k / QK_K, sizeof(block_q6_K), GGML_CPU_REPACK_Q6_K_BLOCK, q6_K_pack_row);
+}
+
+void ggml_cpu_unpack_q6_K(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k) {
+    ggml_cpu_unpack_groups(src, dst, nrows, k / QK_K, sizeof(block_q6_K), GGML_CPU_REPACK_Q6_K_BLOCK, q6_K_unpack_row);
 }
 
 // the steps of vec_dot_q6_K_q8_K (quants-scalar.c) per row: per super-block the integer sum of scale times

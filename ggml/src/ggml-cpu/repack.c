@@ -65,15 +65,33 @@ bool ggml_cpu_repack_is_repacked(const struct ggml_tensor * t) {
            ggml_cpu_repack_supported(t);
 }
 
+// ---- the group walk shared by every type ---------------------------------------------------------------------
+
+void ggml_cpu_repack_groups(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t nb,
+                            size_t row_block, size_t group_block, ggml_cpu_repack_row_t pack_row) {
+    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t * blk = (uint8_t *) dst + (size_t) (g * nb + b) * group_block;
+            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
+                pack_row(blk, (const uint8_t *) src + (size_t) ((g * GGML_CPU_REPACK_ROWS + r) * nb + b) * row_block, r);
+            }
+        }
+    }
+}
+
+void ggml_cpu_unpack_groups(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t nb,
+                            size_t row_block, size_t group_block, ggml_cpu_unpack_row_t unpack_row) {
+    for (int64_t g = 0; g < nrows / GGML_CPU_REPACK_ROWS; g++) {
+        for (int64_t b = 0; b < nb; b++) {
+            const uint8_t * blk = (const uint8_t *) src + (size_t) (g * nb + b) * group_block;
+            for (int r = 0; r < GGML_CPU_REPACK_ROWS; r++) {
+                unpack_row(blk, (uint8_t *) dst + (size_t) ((g * GGML_CPU_REPACK_ROWS + r) * nb + b) * row_block, r);
+            }
+        }
+    }
+}
+
 // ---- buffer -------------------------------------------------------------------------------------------------
-
-static void * repack_buffer_get_base(ggml_backend_buffer_t buffer) {
-    return buffer->context;
-}
-
-static void repack_buffer_free_buffer(ggml_backend_buffer_t buffer) {
-    free(buffer->context);
-}
 
 static void repack_buffer_memset_tensor(ggml_backend_buffer_t buffer, struct ggml_tensor * tensor, uint8_t value,
                                         size_t offset, size_t size) {
@@ -126,8 +144,8 @@ static void repack_buffer_clear(ggml_backend_buffer_t buffer, uint8_t value) {
 }
 
 static const struct ggml_backend_buffer_i repack_buffer_i = {
-    /* .free_buffer   = */ repack_buffer_free_buffer,
-    /* .get_base      = */ repack_buffer_get_base,
+    /* .free_buffer   = */ NULL, // both set by ggml_cpu_alloc_aligned_buffer, which owns the memory
+    /* .get_base      = */ NULL,
     /* .init_tensor   = */ NULL,
     /* .memset_tensor = */ repack_buffer_memset_tensor,
     /* .set_tensor    = */ repack_buffer_set_tensor,

@@ -83,11 +83,20 @@ const struct ggml_cpu_repack_traits * ggml_cpu_repack_get_traits(enum ggml_type 
 // if the type has no interleaved layout
 ggml_cpu_repack_gemv_t ggml_cpu_repack_gemv(enum ggml_type type, int isa);
 
-// a host buffer of at least size bytes, 64-byte aligned, freed by the iface's free_buffer (shared by the CPU
-// and CPU_REPACK buffer types; defined in ggml-cpu-backend.c)
+// a host buffer of at least size bytes, 64-byte aligned; iface's free_buffer and get_base are replaced by the ones
+// that match this allocation (shared by the CPU and CPU_REPACK buffer types; defined in ggml-cpu-backend.c)
 struct ggml_backend_buffer_i;
 ggml_backend_buffer_t ggml_cpu_alloc_aligned_buffer(ggml_backend_buffer_type_t buft, struct ggml_backend_buffer_i iface,
                                                     size_t size);
+
+// the walk every layout shares: plain rows of nb blocks (row_block bytes each) <-> groups of 16 rows whose
+// column block b is one group_block-byte block; the per-type function places row r's block inside it
+typedef void (*ggml_cpu_repack_row_t)(uint8_t * GGML_RESTRICT blk, const void * GGML_RESTRICT row_block, int r);
+typedef void (*ggml_cpu_unpack_row_t)(const uint8_t * GGML_RESTRICT blk, void * GGML_RESTRICT row_block, int r);
+void ggml_cpu_repack_groups(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t nb,
+                            size_t row_block, size_t group_block, ggml_cpu_repack_row_t pack_row);
+void ggml_cpu_unpack_groups(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t nb,
+                            size_t row_block, size_t group_block, ggml_cpu_unpack_row_t unpack_row);
 
 // ---- per type (repack-<type>.c: layout and scalar gemv; repack-<type>-<isa>.c: SIMD gemvs) -------------
 
