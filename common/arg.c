@@ -162,37 +162,36 @@ static const char * h_threads_batch_draft(struct common_params * p, const char *
     return h_threads_into(&p->speculative.draft.cpuparams_batch.n_threads, v);
 }
 
-static const char * h_file(struct common_params * p, const char * v) {
+// reads a prompt file into *dst (replacing it); llama.cpp drops one final newline: a file written by an editor
+// should not end the prompt with "\n"
+static const char * read_prompt_file(char ** dst, const char * path) {
     size_t len = 0;
-    char * text = common_read_file(v, &len);
+    char * text = common_read_file(path, &len);
     if (!text) {
-        return arg_errorf("failed to open file '%s'", v);
+        return arg_errorf("failed to open file '%s'", path);
     }
-    // llama.cpp drops one final newline: a file written by an editor should not end the prompt with "\n"
     if (len > 0 && text[len - 1] == '\n') {
         text[len - 1] = '\0';
     }
-    free(p->prompt);
-    p->prompt = text;
+    free(*dst);
+    *dst = text;
+    return NULL;
+}
+
+static const char * h_file(struct common_params * p, const char * v) {
+    const char * err = read_prompt_file(&p->prompt, v);
+    if (err) {
+        return err;
+    }
     if (!common_params_set_str(&p->prompt_file, v)) {
         return "out of memory";
     }
     return NULL;
 }
 
-// -sysf: like -f, one final newline of the file is dropped
+// -sysf: like -f
 static const char * h_system_prompt_file(struct common_params * p, const char * v) {
-    size_t len = 0;
-    char * text = common_read_file(v, &len);
-    if (!text) {
-        return arg_errorf("failed to open file '%s'", v);
-    }
-    if (len > 0 && text[len - 1] == '\n') {
-        text[len - 1] = '\0';
-    }
-    free(p->system_prompt);
-    p->system_prompt = text;
-    return NULL;
+    return read_prompt_file(&p->system_prompt, v);
 }
 
 static const char * h_seed(struct common_params * p, const char * v) {
