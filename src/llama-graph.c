@@ -77,9 +77,17 @@ void llm_graph_qkv(struct llm_graph * g, uint32_t il, struct ggml_tensor * cur,
         *v = ggml_view_3d(ctx0, qkv, hd_v, n_head_kv, g->n_tokens, hd_v * es, qkv->nb[1], (n_q + n_k) * es);
         return;
     }
-    *q = ggml_reshape_3d(ctx0, llm_graph_lin(g, L->wq, L->bq, cur), hd_k, n_head,    g->n_tokens);
-    *k = ggml_reshape_3d(ctx0, llm_graph_lin(g, L->wk, L->bk, cur), hd_k, n_head_kv, g->n_tokens);
-    *v = ggml_reshape_3d(ctx0, llm_graph_lin(g, L->wv, L->bv, cur), hd_v, n_head_kv, g->n_tokens);
+    struct ggml_tensor * mq = ggml_mul_mat(ctx0, L->wq, cur);
+    struct ggml_tensor * mk = ggml_mul_mat(ctx0, L->wk, cur);
+    struct ggml_tensor * mv = ggml_mul_mat(ctx0, L->wv, cur);
+    // side by side in the graph (otherwise each one is followed by its own rope etc.): the CPU backend computes
+    // consecutive matmuls of the same activations as one group
+    ggml_build_forward_expand(g->gf, mq);
+    ggml_build_forward_expand(g->gf, mk);
+    ggml_build_forward_expand(g->gf, mv);
+    *q = ggml_reshape_3d(ctx0, L->bq ? ggml_add(ctx0, mq, L->bq) : mq, hd_k, n_head,    g->n_tokens);
+    *k = ggml_reshape_3d(ctx0, L->bk ? ggml_add(ctx0, mk, L->bk) : mk, hd_k, n_head_kv, g->n_tokens);
+    *v = ggml_reshape_3d(ctx0, L->bv ? ggml_add(ctx0, mv, L->bv) : mv, hd_v, n_head_kv, g->n_tokens);
 }
 
 struct ggml_tensor * llm_graph_rope(struct llm_graph * g, struct ggml_tensor * cur, uint32_t il) {

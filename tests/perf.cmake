@@ -11,6 +11,12 @@ foreach(isa scalar avx2 avx512)
     llama_test_variant(NAME test-repack-${isa} TARGET test-repack ENV GGML_CPU_ISA=${isa})
 endforeach()
 
+# matmuls of the same activations computed as one group (ggml/src/ggml-cpu/ops-matmul.c), per ISA
+llama_test(NAME test-mm-group SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test-mm-group.c LIBS ggml-static)
+foreach(isa scalar avx2 avx512)
+    llama_test_variant(NAME test-mm-group-${isa} TARGET test-mm-group ENV GGML_CPU_ISA=${isa})
+endforeach()
+
 # throughput of the GEMM kernel alone (not a test)
 add_executable(bench-gemm ${CMAKE_CURRENT_SOURCE_DIR}/bench-gemm.c)
 target_include_directories(bench-gemm PRIVATE ${CMAKE_SOURCE_DIR}/ggml/src)

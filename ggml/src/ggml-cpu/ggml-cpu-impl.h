@@ -36,6 +36,14 @@ int  ggml_cpu_chunk_next(const struct ggml_compute_params * params);
 // true if the CPU engine can compute this node (op, types, layout); the CPU backend's supports_op uses it
 bool ggml_cpu_supports_op(const struct ggml_tensor * op);
 
+// false for nodes that compute nothing: views, reshapes, empty tensors, nodes without the compute flag
+static inline bool ggml_cpu_node_is_computed(const struct ggml_tensor * node) {
+    if (ggml_op_is_empty(node->op) || ggml_is_empty(node)) {
+        return false;
+    }
+    return (node->flags & GGML_TENSOR_FLAG_COMPUTE) != 0;
+}
+
 // bytes of work buffer the node needs with n_threads threads
 size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads);
 
@@ -54,6 +62,15 @@ void ggml_cpu_forward_soft_max (const struct ggml_compute_params * params, struc
 void ggml_cpu_forward_diag_mask(const struct ggml_compute_params * params, struct ggml_tensor * dst);
 void ggml_cpu_forward_mul_mat  (const struct ggml_compute_params * params, struct ggml_tensor * dst);
 void ggml_cpu_forward_mul_mat_id(const struct ggml_compute_params * params, struct ggml_tensor * dst);
+// MUL_MATs computed as one group (ops-matmul.c): consecutive in the graph (views between them allowed), the
+// same src1, few enough activation rows for the vec path, and no member reading or writing another's output
+#define GGML_CPU_MM_GROUP_MAX 8
+// the members of the group starting at node i (1 when it is no group or not a MUL_MAT), *last = index of the
+// last member
+int  ggml_cpu_mul_mat_group(const struct ggml_cgraph * cgraph, int i, struct ggml_tensor ** members, int * last);
+void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * dsts, int n);
+// work buffer bytes of such a group on the vec path (0: none needed)
+size_t ggml_cpu_mul_mat_vec_work_size(struct ggml_tensor * const * dsts, int n, int n_threads);
 void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, struct ggml_tensor * dst);
 void ggml_cpu_forward_get_rows (const struct ggml_compute_params * params, struct ggml_tensor * dst);
 void ggml_cpu_forward_set_rows (const struct ggml_compute_params * params, struct ggml_tensor * dst);

@@ -132,13 +132,6 @@ int ggml_cpu_chunk_next(const struct ggml_compute_params * params) {
     return params->nth + atomic_fetch_add(&params->threadpool->current_chunk, 1);
 }
 
-static bool node_is_computed(const struct ggml_tensor * node) {
-    if (ggml_op_is_empty(node->op) || ggml_is_empty(node)) {
-        return false;
-    }
-    return (node->flags & GGML_TENSOR_FLAG_COMPUTE) != 0;
-}
-
 static void compute_forward(const struct ggml_compute_params * params, struct ggml_tensor * node) {
     switch (node->op) {
         case GGML_OP_DUP:
@@ -271,7 +264,7 @@ static void compute_thread(struct ggml_threadpool * tp, int ith, int nth) {
     bool stopped = false;
     for (int node_n = 0; node_n < cgraph->n_nodes; node_n++) {
         struct ggml_tensor * node = cgraph->nodes[node_n];
-        if (!node_is_computed(node)) {
+        if (!ggml_cpu_node_is_computed(node)) {
             continue; // views and reshapes compute nothing: no barrier needed
         }
         const bool serial = nth > 1 && node_is_serial(node);
@@ -290,7 +283,19 @@ static void compute_thread(struct ggml_threadpool * tp, int ith, int nth) {
                     break;
                 }
             }
-            compute_forward(&params, node);
+            struct ggml_tensor * members[GGML_CPU_MM_GROUP_MAX];
+            int last = node_n;
+            int n = node->op == GGML_OP_MUL_MAT ? ggml_cpu_mul_mat_group(cgraph, node_n, members, &last) : 1;
+            // a plan made before the tensors had their memory saw no groups and sized the buffer without them
+            if (n > 1 && ggml_cpu_mul_mat_vec_work_size(members, n, nth) > params.wsize) {
+                n = 1;
+            }
+            if (n > 1) {
+                ggml_cpu_forward_mul_mat_group(&params, members, n);
+                node_n = last; // the members after the first are done
+            } else {
+                compute_forward(&params, node);
+            }
         }
         bool abort_now = false;
         if (ith == 0 && cplan->abort_callback && cplan->abort_callback(cplan->abort_callback_data)) {
@@ -465,7 +470,14 @@ struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph * cgraph, int n_threa
         if (ggml_op_is_empty(node->op)) {
             continue;
         }
-        const size_t sz = ggml_cpu_op_work_size(node, n_threads);
+        size_t sz = ggml_cpu_op_work_size(node, n_threads);
+        if (node->op == GGML_OP_MUL_MAT) {
+            struct ggml_tensor * members[GGML_CPU_MM_GROUP_MAX];
+            int last;
+            const int n = ggml_cpu_mul_mat_group(cgraph, i, members, &last);
+            const size_t group_sz = n > 1 ? ggml_cpu_mul_mat_vec_work_size(members, n, n_threads) : 0;
+            sz = group_sz > sz ? group_sz : sz;
+        }
         work_size = sz > work_size ? sz : work_size;
     }
     if (work_size > 0) {
@@ -483,7 +495,7 @@ struct ggml_cplan ggml_graph_plan(const struct ggml_cgraph * cgraph, int n_threa
 static bool graph_validate(const struct ggml_cgraph * cgraph) {
     for (int i = 0; i < cgraph->n_nodes; i++) {
         const struct ggml_tensor * node = cgraph->nodes[i];
-        if (!node_is_computed(node)) {
+        if (!ggml_cpu_node_is_computed(node)) {
             continue;
         }
         if (!ggml_cpu_supports_op(node)) {
@@ -734,6 +746,11 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
                 return 0;
             }
             size_t sz = pad_cl(ggml_row_size(k->vec_dot_type, s1->ne[0]) * (size_t) ggml_nrows(s1));
+            if (node->op == GGML_OP_MUL_MAT) {
+                struct ggml_tensor * self = (struct ggml_tensor *) node;
+                const size_t vec_sz = ggml_cpu_mul_mat_vec_work_size(&self, 1, n_threads);
+                sz = vec_sz > sz ? vec_sz : sz;
+            }
             if (node->op == GGML_OP_MUL_MAT_ID) {
                 // the routing: n_as + 1 expert offsets and the (slot, token) pairs sorted by expert
                 const struct ggml_tensor * ids = node->src[2];

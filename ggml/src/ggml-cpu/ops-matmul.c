@@ -1,7 +1,8 @@
 // MUL_MAT and MUL_MAT_ID. Activations (src1) are first converted row by row to the weight type's vec-dot
-// format (ggml's activation formats: Q8_0 / Q8_1 / Q8_K / F16 / BF16 / F32), in parallel; then each output
-// element is one vec_dot of a weight row with a converted activation row. Work is handed out in chunks of
-// weight rows x activation rows through the pool's atomic counter.
+// format (ggml's activation formats: Q8_0 / Q8_1 / Q8_K / F16 / BF16 / F32); then each output element is one
+// vec_dot of a weight row with a converted activation row (or, with many activation rows, a tile of the
+// GEMM in gemm.h). Work is handed out in chunks of weight rows x activation rows through the pool's atomic
+// counter. Runs of matmuls that share their activations are computed as one group (see the vec path).
 
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
@@ -10,12 +11,9 @@
 
 #include <string.h>
 
-// converts every row of src1 into wdata (contiguous rows of vec_dot_type); rows split across threads
-static void convert_src1(const struct ggml_compute_params * params, const struct ggml_tensor * src1,
-                         enum ggml_type vec_dot_type, char * wdata, size_t row_size) {
-    const int64_t nr = ggml_nrows(src1);
-    int64_t r0, r1;
-    ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
+// converts rows [r0, r1) of src1 into wdata (contiguous rows of vec_dot_type, row r at r * row_size)
+static void convert_src1(const struct ggml_tensor * src1, enum ggml_type vec_dot_type, char * wdata, size_t row_size,
+                         int64_t r0, int64_t r1) {
     const int64_t ne10 = src1->ne[0];
     const struct ggml_cpu_type_kernels * vk = ggml_cpu_get_kernels(vec_dot_type);
     for (int64_t r = r0; r < r1; r++) {
@@ -153,124 +151,285 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
     }
 }
 
-// ---- repacked weights (repack.h), fewer columns than the GEMM takes: one interleaved gemv per column ------
-
-static void mul_mat_repacked(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
-    const struct ggml_tensor * src0 = dst->src[0];
-    const struct ggml_tensor * src1 = dst->src[1];
-    GGML_TENSOR_BINARY_OP_LOCALS
-
-    // the activation format of the type's vec_dot (the work buffer is sized for it)
-    const enum ggml_type vec_dot_type = ggml_cpu_get_kernels(src0->type)->vec_dot_type;
-    const size_t row_size = ggml_row_size(vec_dot_type, ne10);
-    convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
-    ggml_cpu_barrier(params);
-
-    const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv(src0->type, -1);
-    const int64_t ngroups = ne01 / GGML_CPU_REPACK_ROWS;
-    // about 8 chunks of row groups per thread, so that uneven thread speeds even out; a chunk runs every
-    // column, so columns after the first read its weights from cache, not memory
-    int64_t per = ngroups / (params->nth * 8);
-    per = per < 1 ? 1 : per;
-    const int64_t nchunks = (ngroups + per - 1) / per;
-    const int64_t nr1 = ne11 * ne12 * ne13;
-    for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
-        const int64_t g0 = chunk * per;
-        const int64_t ng = ngroups - g0 < per ? ngroups - g0 : per;
-        for (int64_t ir1 = 0; ir1 < nr1; ir1++) {
-            const int64_t i11 = ir1 % ne11, i12 = (ir1 / ne11) % ne12, i13 = ir1 / (ne11 * ne12);
-            float * d = (float *) ((char *) dst->data + i11 * nb1 + i12 * nb2 + i13 * nb3) + g0 * GGML_CPU_REPACK_ROWS;
-            gemv(ne00, d, (const char *) src0->data + g0 * GGML_CPU_REPACK_ROWS * nb01,
-                 (const char *) params->wdata + (size_t) ir1 * row_size, ng);
-        }
-    }
-}
-
+// ---- the vec path: fewer activation columns than the GEMM takes -------------------------------------------
+//
+// Each output is one vec_dot of a weight row with an activation row converted to the type's vec-dot format,
+// or, for repacked weights (repack.h), one interleaved gemv per column and group of 16 rows. Work goes out in
+// chunks of weight rows (x activation rows) through the pool's counter.
+//
+// A run of MUL_MATs reading the same activations (q/k/v, gate/up) is computed as one group: the activations
+// are converted once per vec-dot format and the chunks of all members come from one counter, so the threads
+// meet once for the run instead of once or twice per matmul, and nobody idles at the tail of a small matmul
+// (k and v of a GQA model are 8x smaller than q). With at most MM_PRIVATE_ROWS activation rows every thread
+// converts them all into its own slice of the work buffer: a few microseconds of duplicated conversion cost
+// less than a barrier where one thread converts and the others wait.
+#define MM_PRIVATE_ROWS 4
 #define MM_BLCK_0 32 // weight rows per chunk
 #define MM_BLCK_1 16 // activation rows per chunk
 
-void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+struct mm_vec_job {
+    struct ggml_tensor * dst;
+    const char * act;  // converted activation rows (row r at r * act_row); NULL: src1's own rows are used
+    size_t act_row;
+    bool repacked;
+    int64_t blck0;     // weight rows per chunk (repacked: groups of GGML_CPU_REPACK_ROWS rows)
+    int64_t nchunk0;   // chunks along the weight rows
+    int64_t nchunks;
+};
+
+static enum ggml_type mm_vec_dot_type(const struct ggml_tensor * dst) {
+    return ggml_cpu_get_kernels(dst->src[0]->type)->vec_dot_type;
+}
+
+// src1 already has the vec-dot format with contiguous rows (never for repacked weights: their gemvs take
+// converted rows only)
+static bool mm_vec_direct(const struct ggml_tensor * dst) {
+    const struct ggml_tensor * src1 = dst->src[1];
+    const enum ggml_type t = mm_vec_dot_type(dst);
+    return !ggml_cpu_repack_is_repacked(dst->src[0]) && src1->type == t && src1->nb[0] == ggml_type_size(t);
+}
+
+// where each member's converted activations go in one thread's slice (SIZE_MAX: direct), members of the same
+// vec-dot format sharing one conversion; returns the slice's size
+static size_t mm_vec_layout(struct ggml_tensor * const * dsts, int n, size_t * offs) {
+    const struct ggml_tensor * src1 = dsts[0]->src[1];
+    size_t size = 0;
+    for (int m = 0; m < n; m++) {
+        offs[m] = SIZE_MAX;
+        if (mm_vec_direct(dsts[m])) {
+            continue;
+        }
+        for (int o = 0; o < m && offs[m] == SIZE_MAX; o++) {
+            if (offs[o] != SIZE_MAX && mm_vec_dot_type(dsts[o]) == mm_vec_dot_type(dsts[m])) {
+                offs[m] = offs[o];
+            }
+        }
+        if (offs[m] == SIZE_MAX) {
+            offs[m] = size;
+            size += GGML_PAD(ggml_row_size(mm_vec_dot_type(dsts[m]), src1->ne[0]) * (size_t) ggml_nrows(src1),
+                             GGML_CPU_CACHE_LINE);
+        }
+    }
+    return size;
+}
+
+static bool mm_vec_private(const struct ggml_tensor * src1, int nth) {
+    return nth > 1 && ggml_nrows(src1) <= MM_PRIVATE_ROWS;
+}
+
+size_t ggml_cpu_mul_mat_vec_work_size(struct ggml_tensor * const * dsts, int n, int n_threads) {
+    size_t offs[GGML_CPU_MM_GROUP_MAX];
+    const size_t slice = mm_vec_layout(dsts, n, offs);
+    if (slice == 0) {
+        return 0;
+    }
+    return GGML_CPU_CACHE_LINE + slice * (mm_vec_private(dsts[0]->src[1], n_threads) ? (size_t) n_threads : 1);
+}
+
+static void mm_vec_job_init(struct mm_vec_job * job, struct ggml_tensor * dst, int nth) {
+    const struct ggml_tensor * src0 = dst->src[0];
+    const struct ggml_tensor * src1 = dst->src[1];
+    job->dst = dst;
+    job->repacked = ggml_cpu_repack_is_repacked(src0);
+    if (job->repacked) {
+        // about 8 chunks of row groups per thread, so that uneven thread speeds even out; a chunk runs every
+        // column, so columns after the first read its weights from cache, not memory
+        const int64_t ngroups = src0->ne[1] / GGML_CPU_REPACK_ROWS;
+        const int64_t per = ngroups / (nth * 8);
+        job->blck0   = per < 1 ? 1 : per;
+        job->nchunk0 = (ngroups + job->blck0 - 1) / job->blck0;
+        job->nchunks = job->nchunk0;
+        return;
+    }
+    const int64_t nr0 = src0->ne[1];
+    const int64_t nr1 = src1->ne[1] * src1->ne[2] * src1->ne[3];
+    // with a single activation row split the weights finer so every thread gets work
+    int64_t blck0 = MM_BLCK_0;
+    if (nr1 == 1 && nr0 < MM_BLCK_0 * nth * 4) {
+        blck0 = (nr0 + nth * 4 - 1) / (nth * 4);
+        blck0 = blck0 < 1 ? 1 : blck0;
+    }
+    job->blck0   = blck0;
+    job->nchunk0 = (nr0 + blck0 - 1) / blck0;
+    job->nchunks = job->nchunk0 * ((nr1 + MM_BLCK_1 - 1) / MM_BLCK_1);
+}
+
+// the activation row ir1 (flattened over ne11, ne12, ne13) of a job
+static const char * mm_vec_act(const struct mm_vec_job * job, int64_t ir1) {
+    if (job->act != NULL) {
+        return job->act + (size_t) ir1 * job->act_row;
+    }
+    const struct ggml_tensor * src1 = job->dst->src[1];
+    const int64_t i11 = ir1 % src1->ne[1], i12 = (ir1 / src1->ne[1]) % src1->ne[2], i13 = ir1 / (src1->ne[1] * src1->ne[2]);
+    return (const char *) src1->data + i11 * src1->nb[1] + i12 * src1->nb[2] + i13 * src1->nb[3];
+}
+
+static void mm_vec_run_repacked(const struct mm_vec_job * job, int64_t chunk) {
+    struct ggml_tensor * dst = job->dst;
+    const struct ggml_tensor * src0 = dst->src[0];
+    const int64_t ngroups = src0->ne[1] / GGML_CPU_REPACK_ROWS;
+    const int64_t g0 = chunk * job->blck0;
+    const int64_t ng = ngroups - g0 < job->blck0 ? ngroups - g0 : job->blck0;
+    const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv(src0->type, -1);
+    const int64_t ne11 = dst->ne[1], ne12 = dst->ne[2];
+    const int64_t nr1 = ne11 * ne12 * dst->ne[3];
+    for (int64_t ir1 = 0; ir1 < nr1; ir1++) {
+        const int64_t i11 = ir1 % ne11, i12 = (ir1 / ne11) % ne12, i13 = ir1 / (ne11 * ne12);
+        float * d = (float *) ((char *) dst->data + i11 * dst->nb[1] + i12 * dst->nb[2] + i13 * dst->nb[3]) +
+                    g0 * GGML_CPU_REPACK_ROWS;
+        gemv(src0->ne[0], d, (const char *) src0->data + g0 * GGML_CPU_REPACK_ROWS * src0->nb[1],
+             mm_vec_act(job, ir1), ng);
+    }
+}
+
+static void mm_vec_run_plain(const struct mm_vec_job * job, int64_t chunk) {
+    struct ggml_tensor * dst = job->dst;
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
     GGML_TENSOR_BINARY_OP_LOCALS
-
-    if (mul_mat_use_gemm(dst)) {
-        mul_mat_gemm(params, dst);
-        return;
-    }
-    if (ggml_cpu_repack_is_repacked(src0)) {
-        mul_mat_repacked(params, dst);
-        return;
-    }
-
     const struct ggml_cpu_type_kernels * k = ggml_cpu_get_kernels(src0->type);
-    const enum ggml_type vec_dot_type = k->vec_dot_type;
-    const ggml_cpu_vec_dot_t vec_dot = k->vec_dot;
-
-    // src1 usable as is when it already has the vec-dot format with contiguous rows
-    const bool direct = src1->type == vec_dot_type && nb10 == ggml_type_size(vec_dot_type);
-    const size_t row_size = ggml_row_size(vec_dot_type, ne10);
-    if (!direct) {
-        convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
-        ggml_cpu_barrier(params);
-    }
-
     const int64_t r2 = ne12 / ne02;
     const int64_t r3 = ne13 / ne03;
     const int64_t nr0 = ne01;
     const int64_t nr1 = ne11 * ne12 * ne13;
-
-    // with a single activation row split the weights finer so every thread gets work
-    int64_t blck0 = MM_BLCK_0;
-    if (nr1 == 1 && nr0 < MM_BLCK_0 * params->nth * 4) {
-        blck0 = (nr0 + params->nth * 4 - 1) / (params->nth * 4);
-        blck0 = blck0 < 1 ? 1 : blck0;
+    const int64_t ir0_start = (chunk % job->nchunk0) * job->blck0;
+    const int64_t ir0_end   = ir0_start + job->blck0 < nr0 ? ir0_start + job->blck0 : nr0;
+    const int64_t ir1_start = (chunk / job->nchunk0) * MM_BLCK_1;
+    const int64_t ir1_end   = ir1_start + MM_BLCK_1 < nr1 ? ir1_start + MM_BLCK_1 : nr1;
+    const size_t by = job->act != NULL ? job->act_row : nb11;
+    for (int64_t ir1 = ir1_start; ir1 < ir1_end;) {
+        const int64_t i11 = ir1 % ne11;
+        const int64_t i12 = (ir1 / ne11) % ne12;
+        const int64_t i13 = ir1 / (ne11 * ne12);
+        // columns sharing one weight matrix and one activation stride go through vec_dot_mc together
+        int64_t nc = 1;
+        if (k->vec_dot_mc != NULL) {
+            nc = ir1_end - ir1;
+            nc = nc < ne11 - i11 ? nc : ne11 - i11;
+            nc = nc < GGML_CPU_MC_MAX ? nc : GGML_CPU_MC_MAX;
+        }
+        const char * y = mm_vec_act(job, ir1);
+        const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03;
+        char * d = (char *) dst->data + i11 * nb1 + i12 * nb2 + i13 * nb3;
+        if (nc == 1) {
+            for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
+                k->vec_dot((int) ne00, (float *) (d + ir0 * nb0), w + ir0 * nb01, y);
+            }
+        } else {
+            for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
+                float tmp[GGML_CPU_MC_MAX];
+                k->vec_dot_mc((int) ne00, tmp, w + ir0 * nb01, y, by, (int) nc);
+                for (int64_t c = 0; c < nc; c++) {
+                    *(float *) (d + c * nb1 + ir0 * nb0) = tmp[c];
+                }
+            }
+        }
+        ir1 += nc;
     }
-    const int64_t blck1 = MM_BLCK_1;
-    const int64_t nchunk0 = (nr0 + blck0 - 1) / blck0;
-    const int64_t nchunk1 = (nr1 + blck1 - 1) / blck1;
-    const int64_t nchunks = nchunk0 * nchunk1;
+}
 
-    const ggml_cpu_vec_dot_mc_t vec_dot_mc = k->vec_dot_mc;
-    const size_t by = direct ? nb11 : row_size;
-    for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
-        const int64_t c0 = chunk % nchunk0;
-        const int64_t c1 = chunk / nchunk0;
-        const int64_t ir0_start = c0 * blck0;
-        const int64_t ir0_end   = ir0_start + blck0 < nr0 ? ir0_start + blck0 : nr0;
-        const int64_t ir1_start = c1 * blck1;
-        const int64_t ir1_end   = ir1_start + blck1 < nr1 ? ir1_start + blck1 : nr1;
-        for (int64_t ir1 = ir1_start; ir1 < ir1_end;) {
-            const int64_t i11 = ir1 % ne11;
-            const int64_t i12 = (ir1 / ne11) % ne12;
-            const int64_t i13 = ir1 / (ne11 * ne12);
-            // columns sharing one weight matrix and one activation stride go through vec_dot_mc together
-            int64_t nc = 1;
-            if (vec_dot_mc != NULL) {
-                nc = ir1_end - ir1;
-                nc = nc < ne11 - i11 ? nc : ne11 - i11;
-                nc = nc < GGML_CPU_MC_MAX ? nc : GGML_CPU_MC_MAX;
-            }
-            const char * y = direct ? (const char *) src1->data + i11 * nb11 + i12 * nb12 + i13 * nb13
-                                    : (const char *) params->wdata + (size_t) ir1 * row_size;
-            const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03;
-            char * d = (char *) dst->data + i11 * nb1 + i12 * nb2 + i13 * nb3;
-            if (nc == 1) {
-                for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
-                    vec_dot((int) ne00, (float *) (d + ir0 * nb0), w + ir0 * nb01, y);
-                }
-            } else {
-                for (int64_t ir0 = ir0_start; ir0 < ir0_end; ir0++) {
-                    float tmp[GGML_CPU_MC_MAX];
-                    vec_dot_mc((int) ne00, tmp, w + ir0 * nb01, y, by, (int) nc);
-                    for (int64_t c = 0; c < nc; c++) {
-                        *(float *) (d + c * nb1 + ir0 * nb0) = tmp[c];
-                    }
-                }
-            }
-            ir1 += nc;
+void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * dsts, int n) {
+    GGML_ASSERT(n >= 1 && n <= GGML_CPU_MM_GROUP_MAX);
+    const struct ggml_tensor * src1 = dsts[0]->src[1];
+    const int64_t nr = ggml_nrows(src1);
+    const bool priv = mm_vec_private(src1, params->nth);
+    size_t offs[GGML_CPU_MM_GROUP_MAX];
+    const size_t slice = mm_vec_layout(dsts, n, offs);
+    char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE) + (priv ? (size_t) params->ith * slice : 0);
+    int64_t r0 = 0, r1 = nr;
+    if (!priv) {
+        ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
+    }
+
+    struct mm_vec_job jobs[GGML_CPU_MM_GROUP_MAX];
+    int64_t total = 0;
+    bool shared_conversion = false;
+    for (int m = 0; m < n; m++) {
+        mm_vec_job_init(&jobs[m], dsts[m], params->nth);
+        total += jobs[m].nchunks;
+        jobs[m].act = NULL;
+        jobs[m].act_row = 0;
+        if (offs[m] == SIZE_MAX) {
+            continue;
+        }
+        const enum ggml_type t = mm_vec_dot_type(dsts[m]);
+        jobs[m].act = base + offs[m];
+        jobs[m].act_row = ggml_row_size(t, src1->ne[0]);
+        bool done = false;
+        for (int o = 0; o < m; o++) {
+            done = done || offs[o] == offs[m];
+        }
+        if (!done) {
+            convert_src1(src1, t, base + offs[m], jobs[m].act_row, r0, r1);
+            shared_conversion = shared_conversion || !priv;
         }
     }
+    if (shared_conversion) {
+        ggml_cpu_barrier(params);
+    }
+
+    // one chunk space over all members; every thread's chunk numbers only grow, so the member index does too
+    int m = 0;
+    int64_t first = 0; // first chunk of member m
+    for (int64_t chunk = params->ith; chunk < total; chunk = ggml_cpu_chunk_next(params)) {
+        while (chunk >= first + jobs[m].nchunks) {
+            first += jobs[m].nchunks;
+            m++;
+        }
+        if (jobs[m].repacked) {
+            mm_vec_run_repacked(&jobs[m], chunk - first);
+        } else {
+            mm_vec_run_plain(&jobs[m], chunk - first);
+        }
+    }
+}
+
+static bool mm_overlap(const struct ggml_tensor * a, const struct ggml_tensor * b) {
+    const char * a0 = a->data, * b0 = b->data;
+    return a0 < b0 + ggml_nbytes(b) && b0 < a0 + ggml_nbytes(a);
+}
+
+static bool mm_vec_groupable(const struct ggml_tensor * node) {
+    return node->op == GGML_OP_MUL_MAT && !mul_mat_use_gemm(node) && mm_vec_dot_type(node) != GGML_TYPE_COUNT;
+}
+
+int ggml_cpu_mul_mat_group(const struct ggml_cgraph * cgraph, int i, struct ggml_tensor ** members, int * last) {
+    struct ggml_tensor * first = cgraph->nodes[i];
+    members[0] = first;
+    *last = i;
+    if (!mm_vec_groupable(first)) {
+        return 1;
+    }
+    int n = 1;
+    for (int j = i + 1; j < cgraph->n_nodes && n < GGML_CPU_MM_GROUP_MAX; j++) {
+        struct ggml_tensor * node = cgraph->nodes[j];
+        if (!ggml_cpu_node_is_computed(node)) {
+            continue; // views and reshapes in between compute nothing
+        }
+        if (!mm_vec_groupable(node) || node->src[1] != first->src[1] || mm_overlap(node, first->src[1])) {
+            break;
+        }
+        // computed side by side: no member may read or write what another writes
+        bool independent = true;
+        for (int m = 0; m < n && independent; m++) {
+            independent = !mm_overlap(node, members[m]) && !mm_overlap(node, members[m]->src[0]) &&
+                          !mm_overlap(members[m], node->src[0]);
+        }
+        if (!independent) {
+            break;
+        }
+        members[n++] = node;
+        *last = j;
+    }
+    return n;
+}
+
+void ggml_cpu_forward_mul_mat(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
+    if (mul_mat_use_gemm(dst)) {
+        mul_mat_gemm(params, dst);
+        return;
+    }
+    ggml_cpu_forward_mul_mat_group(params, &dst, 1);
 }
 
 // ---- MUL_MAT_ID -------------------------------------------------------------------------------------------
@@ -452,7 +611,9 @@ void ggml_cpu_forward_mul_mat_id(const struct ggml_compute_params * params, stru
     int32_t * pairs = off + n_as + 1;
 
     if (!direct) {
-        convert_src1(params, src1, vec_dot_type, (char *) params->wdata, row_size);
+        int64_t r0, r1;
+        ggml_cpu_split_rows(ggml_nrows(src1), params->ith, params->nth, &r0, &r1);
+        convert_src1(src1, vec_dot_type, (char *) params->wdata, row_size, r0, r1);
     }
     if (params->ith == 0) {
         mul_mat_id_route(ids, n_as, dst, off, pairs, 2);
