@@ -1290,8 +1290,8 @@ extern "C" {
     /// @param vocab The vocabulary that this grammar will be used with.
     /// @param grammar_str The production rules for the grammar, encoded as a string. Returns an empty grammar if empty. Returns NULL if parsing of grammar_str fails.
     /// @param grammar_root The name of the start symbol for the grammar.
-    /// NOTE (llama.c): GBNF parsing is not implemented yet: an empty grammar_str gives the no-op grammar sampler,
-    /// a non-empty one returns NULL (as a parse failure would).
+    /// NOTE (llama.c): a token the grammar cannot accept is logged and ignored (llama.cpp throws); vocab NULL is
+    /// only valid with an empty grammar.
     LLAMA_API struct llama_sampler * llama_sampler_init_grammar(
             const struct llama_vocab * vocab,
                           const char * grammar_str,
@@ -1300,7 +1300,8 @@ extern "C" {
     /// @details Lazy grammar sampler, introduced in https://github.com/ggml-org/llama.cpp/pull/9639
     /// @param trigger_patterns A list of patterns that will trigger the grammar sampler. Pattern will be matched from the start of the generation output, and grammar sampler will be fed content starting from its first match group.
     /// @param trigger_tokens A list of tokens that will trigger the grammar sampler. Grammar sampler will be fed content starting from the trigger token included.
-    /// NOTE (llama.c): same limitation as llama_sampler_init_grammar.
+    /// NOTE (llama.c): patterns are PCRE2 regexes run on bytes (std::regex in llama.cpp); "^...$" patterns must match
+    /// the whole generated text, others anywhere. A pattern that does not compile makes this return NULL.
     LLAMA_API struct llama_sampler * llama_sampler_init_grammar_lazy_patterns(
         const struct llama_vocab * vocab,
                       const char * grammar_str,

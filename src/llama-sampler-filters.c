@@ -1,5 +1,6 @@
-// Candidate filters and transforms: top-k, top-p, min-p, typical, temp, temp-ext, xtc, top-n-sigma, logit-bias,
-// and the grammar placeholder. Numerics follow llama.cpp (see llama-sampler.c).
+// Candidate filters and transforms: top-k, top-p, min-p, typical, temp, temp-ext, xtc, top-n-sigma, logit-bias.
+// Numerics follow llama.cpp (see llama-sampler.c). The grammar sampler needs the vocabulary and lives in
+// llama-grammar-sampler.c.
 
 #include "llama-sampler.h"
 
@@ -865,65 +866,4 @@ struct llama_sampler * llama_sampler_init_logit_bias(int32_t n_vocab, int32_t n_
         logit_bias_free(&tmp);
     }
     return smpl;
-}
-
-//
-// grammar (placeholder until GBNF parsing exists)
-//
-
-static const char * grammar_name(const struct llama_sampler * smpl) {
-    GGML_UNUSED(smpl);
-    return "grammar";
-}
-
-static void grammar_apply(struct llama_sampler * smpl, llama_token_data_array * cur_p) {
-    GGML_UNUSED(smpl);
-    GGML_UNUSED(cur_p);
-}
-
-static struct llama_sampler_i llama_sampler_grammar_i = {
-    /* .name              = */ grammar_name,
-    /* .accept            = */ NULL,
-    /* .apply             = */ grammar_apply,
-    /* .reset             = */ NULL,
-    /* .clone             = */ NULL,
-    /* .free              = */ NULL,
-    /* .backend_init      = */ NULL,
-    /* .backend_accept    = */ NULL,
-    /* .backend_apply     = */ NULL,
-    /* .backend_set_input = */ NULL,
-    /* .backend_reset     = */ NULL,
-    /* .copy_state        = */ NULL,
-};
-
-static struct llama_sampler * grammar_init(const char * grammar_str, const char * func) {
-    if (grammar_str != NULL && grammar_str[0] != '\0') {
-        LLAMA_LOG_ERROR("%s: GBNF grammars are not supported yet\n", func);
-        return NULL;
-    }
-    // an empty grammar constrains nothing (as in llama.cpp)
-    return llama_sampler_init(&llama_sampler_grammar_i, NULL);
-}
-
-struct llama_sampler * llama_sampler_init_grammar(const struct llama_vocab * vocab, const char * grammar_str, const char * grammar_root) {
-    GGML_UNUSED(vocab);
-    GGML_UNUSED(grammar_root);
-    return grammar_init(grammar_str, __func__);
-}
-
-struct llama_sampler * llama_sampler_init_grammar_lazy_patterns(
-        const struct llama_vocab * vocab,
-                      const char * grammar_str,
-                      const char * grammar_root,
-                     const char ** trigger_patterns,
-                            size_t num_trigger_patterns,
-               const llama_token * trigger_tokens,
-                            size_t num_trigger_tokens) {
-    GGML_UNUSED(vocab);
-    GGML_UNUSED(grammar_root);
-    GGML_UNUSED(trigger_patterns);
-    GGML_UNUSED(num_trigger_patterns);
-    GGML_UNUSED(trigger_tokens);
-    GGML_UNUSED(num_trigger_tokens);
-    return grammar_init(grammar_str, __func__);
 }

@@ -1,7 +1,7 @@
 // Sampler API, the sampler chain, the helpers shared by the samplers, and the selecting samplers greedy and dist.
 // The other samplers: llama-sampler-filters.c (top-k, top-p, min-p, typical, temp, temp-ext, xtc, top-n-sigma,
-// logit-bias, grammar placeholder), llama-sampler-mirostat.c (mirostat v1/v2, adaptive-p),
-// llama-sampler-penalties.c (penalties, DRY), llama-sampler-vocab.c (DRY breakers from strings, infill);
+// logit-bias), llama-sampler-mirostat.c (mirostat v1/v2, adaptive-p), llama-sampler-penalties.c (penalties, DRY),
+// llama-sampler-vocab.c (DRY breakers from strings, infill), llama-grammar-sampler.c (GBNF grammar, lazy grammar);
 // llama_sampler_sample is in llama-sampler-sample.c.
 //
 // Numerics follow llama.cpp operation by operation (float vs double accumulations, the order of sums) so that

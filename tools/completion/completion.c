@@ -331,10 +331,6 @@ int main(int argc, char ** argv) {
     char * prompt = NULL;
     memset(&chat, 0, sizeof(chat));
 
-    if (params.sampling.grammar) {
-        LOG_ERR("%s: grammar-constrained sampling is not supported yet\n", __func__);
-        goto done;
-    }
     if (params.n_ctx != 0 && params.n_ctx < 8) {
         LOG_WRN("%s: warning: minimum context size is 8, using minimum size.\n", __func__);
         params.n_ctx = 8;
