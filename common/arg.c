@@ -1,4 +1,5 @@
 #include "arg.h"
+#include "json-schema-to-grammar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -544,6 +545,31 @@ static const char * h_grammar_file(struct common_params * p, const char * v) {
     return NULL;
 }
 
+// -j / -jf: the schema becomes the grammar at parse time, as llama.cpp (a bad schema is an argument error)
+static const char * set_grammar_from_schema(struct common_params * p, const char * schema_text) {
+    char * g = json_schema_to_grammar_str(schema_text, arg_errbuf, sizeof(arg_errbuf));
+    if (!g) {
+        return arg_errbuf;
+    }
+    free(p->sampling.grammar);
+    p->sampling.grammar = g;
+    return NULL;
+}
+
+static const char * h_json_schema(struct common_params * p, const char * v) {
+    return set_grammar_from_schema(p, v);
+}
+
+static const char * h_json_schema_file(struct common_params * p, const char * v) {
+    char * text = common_read_file(v, NULL);
+    if (!text) {
+        return arg_errorf("failed to open file '%s'", v);
+    }
+    const char * err = set_grammar_from_schema(p, text);
+    free(text);
+    return err;
+}
+
 static const char * h_override_kv(struct common_params * p, const char * v) {
     // KEY=TYPE:VALUE with TYPE int, float, bool or str
     const char * eq = strchr(v, '=');
@@ -998,6 +1024,14 @@ static const struct common_arg k_args[] = {
       NULL, 0, ARG_FN, 0, NO_RANGE, h_grammar, GROUP_SAMPLING, 0 },
     { {"--grammar-file", NULL}, "FNAME", "file to read grammar from",
       NULL, 0, ARG_FN, 0, NO_RANGE, h_grammar_file, GROUP_SAMPLING, 0 },
+    { {"-j", "--json-schema", NULL}, "SCHEMA",
+      "JSON schema to constrain generations (https://json-schema.org/), e.g. `{}` for any JSON object\n"
+      "For schemas w/ external $refs, use --grammar + example/json_schema_to_grammar.py instead",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_json_schema, GROUP_SAMPLING, 0 },
+    { {"-jf", "--json-schema-file", NULL}, "FILE",
+      "File containing a JSON schema to constrain generations (https://json-schema.org/), e.g. `{}` for any JSON object\n"
+      "For schemas w/ external $refs, use --grammar + example/json_schema_to_grammar.py instead",
+      NULL, 0, ARG_FN, 0, NO_RANGE, h_json_schema_file, GROUP_SAMPLING, 0 },
 
     // ----- program-specific -----
     { {"--pooling", NULL}, "{none,mean,cls,last,rank}", "pooling type for embeddings, use model default if unspecified",

@@ -58,3 +58,11 @@ if (TARGET llama-server AND Python3_FOUND)
                      --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
     set_tests_properties(test-server-slots PROPERTIES LABELS server TIMEOUT 600)
 endif()
+
+# grammar fields: json_schema / grammar / response_format give JSON matching the schema, bad grammars a 400, -j
+if (TARGET llama-server AND Python3_FOUND)
+    add_test(NAME test-server-grammar
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_grammar.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-grammar PROPERTIES LABELS server TIMEOUT 600)
+endif()

@@ -197,11 +197,6 @@ int main(int argc, char ** argv) {
         common_params_free(&params);
         return 1;
     }
-    if (params.sampling.grammar) {
-        cli_error("grammar-constrained sampling is not supported by llama-cli yet\n");
-        common_params_free(&params);
-        return 1;
-    }
     if (params.speculative.n_types > 0 && params.speculative.types[0] != COMMON_SPECULATIVE_TYPE_NONE) {
         cli_error("warning: speculative decoding is not supported by llama-cli yet; generating without it\n");
     }

@@ -78,6 +78,7 @@ struct server_slot {
     // the request being served
     struct server_task     * task;
     struct common_sampler  * smpl;
+    char * grammar;             // the request's grammar (params.grammar points here); kept until the next launch
     bool  backend_sampling;     // smpl is registered with llama_set_sampler for this slot's sequence
     int   mode;                 // COMPL_MODE_*
     bool  cache_prompt;
@@ -237,6 +238,16 @@ char * server_apply_chat_template(const struct server_context * sc, const json_t
 // answer 400) and on the inference thread (after the hand-over), so the task carries only the request JSON
 bool server_read_slot_params(const struct server_context * sc, const json_t * body, int mode,
                              struct server_slot_params * p, struct sj_err * err);
+
+// the request's grammar (server-grammar.c): "grammar", "json_schema" (converted) or, on /v1/chat/completions,
+// "response_format"; without them the command line's --grammar / -j. Returns the GBNF text (malloc'd) or NULL for
+// none; *ok false with err set (a 400) when a schema cannot be converted or the fields conflict.
+char * server_read_grammar(const struct server_context * sc, const json_t * body, int mode, bool * ok,
+                           struct sj_err * err);
+// llama.cpp's answer (400, invalid_request_error) to a grammar its sampler cannot parse
+#define SERVER_GRAMMAR_PARSE_ERROR "Failed to initialize samplers: failed to parse grammar"
+// true when grammar (NULL / "" = none) builds a grammar sampler; else err = SERVER_GRAMMAR_PARSE_ERROR
+bool   server_check_grammar(const struct server_context * sc, const char * grammar, struct sj_err * err);
 
 // the per-request sampler (server-sampling.c): common_sampler from the request's fields; NULL on failure
 struct common_sampler * server_sampler_init(const struct server_context * sc, const json_t * body,

@@ -157,6 +157,15 @@ static struct server_task * make_completion_task(struct server_context * sc, con
         json_decref(body);
         return NULL;
     }
+    bool grammar_ok = true;
+    char * grammar = server_read_grammar(sc, body, mode, &grammar_ok, &err);
+    if (!grammar_ok || !server_check_grammar(sc, grammar, &err)) {
+        free(grammar);
+        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        json_decref(body);
+        return NULL;
+    }
+    free(grammar);
     bool b = true;
     int64_t n_cache_reuse = 0;
     if (!sj_get_bool(body, "cache_prompt", &b, &err) || !sj_get_bool(body, "return_tokens", &b, &err) ||

@@ -128,6 +128,7 @@ struct common_sampler * server_sampler_init(const struct server_context * sc, co
     sp.ignore_eos        = p->ignore_eos;
     sp.backend_sampling  = p->backend_sampling;
     sp.no_perf           = true;
+    sp.grammar           = (char *) p->grammar; // read during common_sampler_init only
     read_sampler_order(json_object_get(body, "samplers"), &sp);
 
     const json_t * lb = json_object_get(body, "logit_bias");

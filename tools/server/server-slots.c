@@ -154,9 +154,23 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
     }
     // pre-sampling probabilities need the full logits, which backend sampling replaces (as llama.cpp)
     s->params.backend_sampling = s->params.backend_sampling && s->params.n_probs == 0;
+    bool grammar_ok = true;
+    free(s->grammar);
+    s->grammar = server_read_grammar(sc, body, mode, &grammar_ok, &err);
+    s->params.grammar = s->grammar;
+    if (!grammar_ok) {
+        server_task_fail(t, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        server_task_release(t);
+        return false;
+    }
     s->smpl = server_sampler_init(sc, body, &s->params);
     if (!s->smpl) {
-        server_task_fail(t, "failed to create the sampler", ERROR_TYPE_SERVER);
+        // the HTTP thread checked the grammar already; as llama.cpp, a sampler that fails with one is the grammar's fault
+        if (s->grammar) {
+            server_task_fail(t, SERVER_GRAMMAR_PARSE_ERROR, ERROR_TYPE_INVALID_REQUEST);
+        } else {
+            server_task_fail(t, "failed to create the sampler", ERROR_TYPE_SERVER);
+        }
         server_task_release(t);
         return false;
     }

@@ -40,6 +40,7 @@ struct server_slot_params server_slot_params_default(void) {
         .speculative_n_max   = 16,
         .speculative_n_min   = 0,
         .speculative_p_min   = 0.75f,
+        .grammar             = NULL,
     };
     return p;
 }
@@ -79,6 +80,7 @@ struct server_slot_params server_slot_params_from_common(const struct common_par
     p.mirostat_eta       = sp->mirostat_eta;
     p.n_probs            = sp->n_probs;
     p.min_keep           = sp->min_keep;
+    p.grammar            = sp->grammar;
     return p;
 }
 
@@ -132,7 +134,7 @@ json_t * server_slot_params_to_json(const struct server_slot_params * p) {
                            "logit_bias",
                            "n_probs",               p->n_probs,
                            "min_keep",              p->min_keep,
-                           "grammar",               "",
+                           "grammar",               p->grammar ? p->grammar : "",
                            "samplers",              smpl,
                            "speculative.n_max",     p->speculative_n_max,
                            "speculative.n_min",     p->speculative_n_min,

@@ -45,6 +45,7 @@ struct server_slot_params {
     int32_t  speculative_n_max;
     int32_t  speculative_n_min;
     float    speculative_p_min;
+    const char * grammar;        // GBNF text, NULL = none; borrowed (the slot's or the command line's copy)
 };
 
 // llama.cpp's defaults (common_params_sampling + slot_params)

@@ -337,6 +337,7 @@ done:
     server_queue_destroy(&sc->queue);
     for (int i = 0; sc->slots && i < sc->n_slots; i++) {
         free(sc->slots[i].cache);
+        free(sc->slots[i].grammar);
         server_spec_free_slot(&sc->slots[i]);
     }
     if (sc->ctx) {
