@@ -1,7 +1,8 @@
 // GBNF grammars (llama.cpp grammars/README.md): the parser (llama-grammar-parser.c) turns grammar text into rules of
-// elements; the matcher (llama-grammar.c) runs llama.cpp's pushdown automaton over them: a set of stacks of element
-// positions, advanced one code point at a time, with UTF-8 sequences allowed to be split across tokens. The grammar
-// sampler (llama-grammar-sampler.c) drives the matcher with token pieces.
+// elements; the matcher (llama-grammar.c, its parts listed in llama-grammar-impl.h) runs llama.cpp's pushdown
+// automaton over them: a set of stacks of element positions, advanced one code point at a time, with UTF-8 sequences
+// allowed to be split across tokens. The grammar sampler (llama-grammar-sampler.c) drives the matcher with token
+// pieces.
 #pragma once
 
 #include "llama.h"
