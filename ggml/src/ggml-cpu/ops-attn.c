@@ -18,6 +18,7 @@
 #include "ggml-cpu-impl.h"
 #include "ggml-cpu-kernels.h"
 #include "ops-attn.h"
+#include "vec-expf.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -209,7 +210,11 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
                     const ggml_fp16_t * vrows[FA_KVB];
                     float msb[FA_KVB];
                     float vsb[FA_KVB];
+                    float eb[FA_KVB];      // the arguments of the block's expf calls, then their values
+                    bool  new_max[FA_KVB]; // row r raised the maximum: eb[r] rescales the accumulator (ms)
                     int nr = 0;
+                    // the running maximum does not depend on the exps: the block's arguments first, then one
+                    // vector expf (libm's bits, vec-expf.h) for all of them
                     for (int c = 0; c < nb; c++) {
                         const int64_t ic = ic0 + c;
                         const float mv = mrow[j] ? slope * fa_mask_value(a, mrow[j], ic) : 0.0f;
@@ -218,20 +223,22 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
                         }
                         const char * krow = (const char *) k->data + ic * k->nb[1] + ik2 * k->nb[2] + ik3 * k->nb[3];
                         const float s = fa_row_score(a, kk, krow, q_conv + j * q_stride, mv);
-                        float ms = 1.0f; // rescale of the accumulator when s is a new maximum
-                        float vs = 1.0f; // exp(s - M)
-                        if (s > M[j]) {
-                            ms = expf(M[j] - s);
+                        new_max[nr] = s > M[j];
+                        if (new_max[nr]) {
+                            eb[nr] = M[j] - s;
                             M[j] = s;
                         } else {
-                            vs = expf(s - M[j]);
+                            eb[nr] = s - M[j];
                         }
-                        // llama.cpp's S = S*ms + vs is contracted to one fma by its compilers
-                        S[j] = fmaf(S[j], ms, vs);
                         vrows[nr] = (const ggml_fp16_t *) ((const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3]);
-                        msb[nr] = ms;
-                        vsb[nr] = vs;
                         nr++;
+                    }
+                    ggml_cpu_vec_expf(nr, eb, eb);
+                    for (int r = 0; r < nr; r++) {
+                        msb[r] = new_max[r] ? eb[r] : 1.0f; // rescale of the accumulator on a new maximum
+                        vsb[r] = new_max[r] ? 1.0f : eb[r]; // exp(s - M)
+                        // llama.cpp's S = S*ms + vs is contracted to one fma by its compilers
+                        S[j] = fmaf(S[j], msb[r], vsb[r]);
                     }
                     if (nr > 0) {
                         fk->mad_f16_rows((int) DV, (ggml_fp16_t *) (acc16b + j * a16_stride), vrows, msb, vsb, nr);

@@ -2,6 +2,7 @@
 // and fill. F32 rows take a direct path; F16/BF16 rows convert per element.
 
 #include "ggml-cpu-impl.h"
+#include "vec-expf.h"
 
 #include <math.h>
 
@@ -64,10 +65,12 @@ void ggml_cpu_forward_unary(const struct ggml_compute_params * params, struct gg
             float       * y = (float *) d;
             if (is_unary) {
                 // the hot activations get their own loops; the rest go through the switch per element
+                // (the expf-based ones are vectorized with libm's exact results: vec-expf.h)
                 switch (uop) {
-                    case GGML_UNARY_OP_SILU:
-                        for (int64_t i = 0; i < ne0; i++) { y[i] = x[i] / (1.0f + expf(-x[i])); }
-                        break;
+                    case GGML_UNARY_OP_SILU:       ggml_cpu_vec_silu((int) ne0, y, x); break;
+                    case GGML_UNARY_OP_SIGMOID:    ggml_cpu_vec_sigmoid((int) ne0, y, x); break;
+                    case GGML_UNARY_OP_GELU_QUICK: ggml_cpu_vec_gelu_quick((int) ne0, y, x); break;
+                    case GGML_UNARY_OP_EXP:        ggml_cpu_vec_expf((int) ne0, y, x); break;
                     case GGML_UNARY_OP_GELU:
                         for (int64_t i = 0; i < ne0; i++) { y[i] = ggml_cpu_gelu_f32(x[i]); }
                         break;
@@ -84,6 +87,25 @@ void ggml_cpu_forward_unary(const struct ggml_compute_params * params, struct gg
             const float x = ggml_cpu_get_elem_f(s + i * nb00, src0->type);
             const float y = is_unary ? op_unary(uop, x) : op_simple(dst->op, x, slope);
             ggml_cpu_set_elem_f(d + i * nb0, dst->type, y);
+        }
+    }
+}
+
+// o = min(x, limit) / (1 + expf(alpha * -min(x, limit))) * (clamp(g, -limit, limit) + 1): the arguments of a
+// chunk first, then one vector expf over them (libm's bits), then the rest as the per-element code has it
+static void swiglu_oai_f32(int64_t n, float * o, const float * x, const float * g, float alpha, float limit) {
+    enum { CHUNK = 256 };
+    float e[CHUNK];
+    for (int64_t i0 = 0; i0 < n; i0 += CHUNK) {
+        const int m = n - i0 < CHUNK ? (int) (n - i0) : CHUNK;
+        for (int i = 0; i < m; i++) {
+            e[i] = alpha * (-fminf(x[i0 + i], limit));
+        }
+        ggml_cpu_vec_expf(m, e, e);
+        for (int i = 0; i < m; i++) {
+            const float xc = fminf(x[i0 + i], limit);
+            const float yc = fminf(fmaxf(g[i0 + i], -limit), limit);
+            o[i0 + i] = xc / (1.0f + e[i]) * (yc + 1.0f);
         }
     }
 }
@@ -113,13 +135,13 @@ void ggml_cpu_forward_glu(const struct ggml_compute_params * params, struct ggml
             a = a + (swapped ? (size_t) nc * es : 0);
         }
         char * d = (char *) dst->data + i1 * dst->nb[1] + i2 * dst->nb[2] + i3 * dst->nb[3];
-        if (src0->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float) && op != GGML_GLU_OP_SWIGLU_OAI) {
+        if (src0->type == GGML_TYPE_F32 && dst->nb[0] == sizeof(float)) {
             const float * x = (const float *) a;
             const float * y = (const float *) g;
             float       * o = (float *) d;
             switch (op) {
                 case GGML_GLU_OP_SWIGLU:
-                    for (int64_t i = 0; i < nc; i++) { o[i] = x[i] / (1.0f + expf(-x[i])) * y[i]; }
+                    ggml_cpu_vec_swiglu((int) nc, o, x, y);
                     break;
                 case GGML_GLU_OP_GEGLU:
                     for (int64_t i = 0; i < nc; i++) { o[i] = ggml_cpu_gelu_f32(x[i]) * y[i]; }
@@ -130,8 +152,11 @@ void ggml_cpu_forward_glu(const struct ggml_compute_params * params, struct ggml
                 case GGML_GLU_OP_GEGLU_ERF:
                     for (int64_t i = 0; i < nc; i++) { o[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f)) * y[i]; }
                     break;
+                case GGML_GLU_OP_SWIGLU_OAI:
+                    swiglu_oai_f32(nc, o, x, y, alpha, limit);
+                    break;
                 default: // GEGLU_QUICK
-                    for (int64_t i = 0; i < nc; i++) { o[i] = x[i] * (1.0f / (1.0f + expf(-1.702f * x[i]))) * y[i]; }
+                    ggml_cpu_vec_geglu_quick((int) nc, o, x, y);
                     break;
             }
             continue;
