@@ -111,6 +111,22 @@ static inline float fa_mask_value(const struct fa_args * a, const char * mrow, i
     return ggml_cpu_get_elem_f(mrow + ic * a->mask->nb[0], a->mask->type);
 }
 
+// the rows of a K/V block (bit c: row ic0 + c, nb <= 32) whose F16 mask value is not -inf. The others add
+// nothing, and with a short context most of the (padded) cache is masked: scanning the raw halves skips
+// them without converting each value.
+static inline uint32_t fa_block_live(const struct fa_args * a, const char * mrow, int64_t ic0, int nb) {
+    const uint32_t all = nb >= 32 ? 0xffffffffu : (1u << nb) - 1u;
+    if (mrow == NULL || a->mask->type != GGML_TYPE_F16) {
+        return all;
+    }
+    const uint16_t * m = (const uint16_t *) mrow + ic0;
+    uint32_t dead = 0;
+    for (int c = 0; c < nb; c++) {
+        dead |= (uint32_t) (m[c] == 0xfc00u) << c; // -inf
+    }
+    return all & ~dead;
+}
+
 static inline float * fa_dst_row(const struct fa_args * a, int64_t iq1, int64_t iq2, int64_t iq3) {
     const struct ggml_tensor * d = a->dst;
     return (float *) ((char *) d->data + iq3 * d->nb[3] + iq1 * d->nb[2] + iq2 * d->nb[1]);
@@ -215,8 +231,8 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
                     int nr = 0;
                     // the running maximum does not depend on the exps: the block's arguments first, then one
                     // vector expf (libm's bits, vec-expf.h) for all of them
-                    for (int c = 0; c < nb; c++) {
-                        const int64_t ic = ic0 + c;
+                    for (uint32_t live = fa_block_live(a, mrow[j], ic0, nb); live != 0; live &= live - 1) {
+                        const int64_t ic = ic0 + __builtin_ctz(live);
                         const float mv = mrow[j] ? slope * fa_mask_value(a, mrow[j], ic) : 0.0f;
                         if (mv == -INFINITY) {
                             continue;
