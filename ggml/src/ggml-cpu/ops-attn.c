@@ -120,6 +120,18 @@ static inline uint32_t fa_block_live(const struct fa_args * a, const char * mrow
         return all;
     }
     const uint16_t * m = (const uint16_t *) mrow + ic0;
+    if (nb == 32) {
+        // whole blocks are masked far more often than not: 8 word compares instead of 32 lane tests
+        bool all_dead = true;
+        for (int w = 0; w < 8; w++) {
+            uint64_t four;
+            memcpy(&four, m + 4 * w, sizeof(four));
+            all_dead = all_dead && four == 0xfc00fc00fc00fc00ull;
+        }
+        if (all_dead) {
+            return 0;
+        }
+    }
     uint32_t dead = 0;
     for (int c = 0; c < nb; c++) {
         dead |= (uint32_t) (m[c] == 0xfc00u) << c; // -inf
@@ -249,6 +261,9 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
                         vrows[nr] = (const ggml_fp16_t *) ((const char *) v->data + ic * v->nb[1] + iv2 * v->nb[2] + iv3 * v->nb[3]);
                         nr++;
                     }
+                    if (nr == 0) {
+                        continue;
+                    }
                     ggml_cpu_vec_expf(nr, eb, eb);
                     for (int r = 0; r < nr; r++) {
                         msb[r] = new_max[r] ? eb[r] : 1.0f; // rescale of the accumulator on a new maximum
@@ -256,9 +271,7 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
                         // llama.cpp's S = S*ms + vs is contracted to one fma by its compilers
                         S[j] = fmaf(S[j], msb[r], vsb[r]);
                     }
-                    if (nr > 0) {
-                        fk->mad_f16_rows((int) DV, (ggml_fp16_t *) (acc16b + j * a16_stride), vrows, msb, vsb, nr);
-                    }
+                    fk->mad_f16_rows((int) DV, (ggml_fp16_t *) (acc16b + j * a16_stride), vrows, msb, vsb, nr);
                 }
             }
         } else {
