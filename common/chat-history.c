@@ -1,5 +1,6 @@
 #include "chat-history.h"
 
+#include "chat-template-jinja.h"
 #include "log.h"
 
 #include <stdint.h>
@@ -47,22 +48,64 @@ static bool template_works(const char * tmpl) {
     return ok;
 }
 
+// the text of a special token (BOS/EOS) as the template sees it; "" when the vocabulary has none (malloc'd)
+static char * token_text(const struct llama_vocab * vocab, llama_token tok) {
+    char buf[256];
+    int32_t n = tok == LLAMA_TOKEN_NULL ? 0 : llama_token_to_piece(vocab, tok, buf, (int32_t) sizeof(buf), 0, true);
+    if (n < 0 || n >= (int32_t) sizeof(buf)) {
+        n = 0;
+    }
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+// the Jinja template for `src` (NULL when it is a built-in name, does not parse or cannot render a probe)
+static struct common_chat_jinja * jinja_init(const char * src, const struct llama_model * model) {
+    if (!common_chat_jinja_is_template(src)) {
+        return NULL;
+    }
+    const struct llama_vocab * vocab = model ? llama_model_get_vocab(model) : NULL;
+    char * bos = vocab ? token_text(vocab, llama_vocab_bos(vocab)) : strdup("");
+    char * eos = vocab ? token_text(vocab, llama_vocab_eos(vocab)) : strdup("");
+    char err[512] = "";
+    struct common_chat_jinja * cj = bos && eos ? common_chat_jinja_init(src, bos, eos, err, sizeof(err)) : NULL;
+    free(bos);
+    free(eos);
+    if (!cj) {
+        LOG_WRN("the chat template does not parse as Jinja (%s); using the built-in templates\n", err);
+        return NULL;
+    }
+    cj->strip_bos = vocab && llama_vocab_get_add_bos(vocab);
+    cj->strip_eos = vocab && llama_vocab_get_add_eos(vocab);
+    return cj;
+}
+
 bool common_chat_history_init(struct common_chat_history * chat, const struct llama_model * model,
-                              const char * override, char * err, size_t err_size) {
+                              const char * override, bool use_jinja, char * err, size_t err_size) {
     memset(chat, 0, sizeof(*chat));
     const char * tmpl = override;
-    if (tmpl) {
-        if (!template_works(tmpl)) {
+    if (!tmpl) {
+        tmpl = llama_model_chat_template(model, NULL);
+    }
+    if (use_jinja && tmpl) {
+        chat->jinja = jinja_init(tmpl, model);
+    }
+    if (override) {
+        if (!template_works(tmpl) && !chat->jinja) {
             snprintf(err, err_size, "the chat template '%s' is not supported (use one of the built-in template names)",
                      tmpl);
             return false;
         }
         chat->explicit_tmpl = true;
+        if (!template_works(tmpl)) {
+            tmpl = "chatml"; // only used when a Jinja rendering fails
+        }
     } else {
-        tmpl = llama_model_chat_template(model, NULL);
         chat->explicit_tmpl = tmpl != NULL;
         if (tmpl && !template_works(tmpl)) {
-            LOG_WRN("the model's chat template is not supported, using chatml\n");
+            if (!chat->jinja) {
+                LOG_WRN("the model's chat template is not supported, using chatml\n");
+            }
             tmpl = NULL;
         }
         if (!tmpl) {
@@ -71,6 +114,8 @@ bool common_chat_history_init(struct common_chat_history * chat, const struct ll
     }
     chat->tmpl = strdup(tmpl);
     if (!chat->tmpl) {
+        common_chat_jinja_free(chat->jinja);
+        chat->jinja = NULL;
         snprintf(err, err_size, "out of memory");
         return false;
     }
@@ -88,6 +133,7 @@ void common_chat_history_free(struct common_chat_history * chat) {
     free(chat->roles);
     free(chat->contents);
     free(chat->tmpl);
+    common_chat_jinja_free(chat->jinja);
     memset(chat, 0, sizeof(*chat));
 }
 
@@ -141,12 +187,45 @@ static struct llama_chat_message * message_views(const struct common_chat_histor
     return msgs;
 }
 
+// the Jinja rendering of msgs[0..n); NULL (after a warning) when it fails, so the caller falls back
+static char * jinja_render(const struct common_chat_history * chat, const struct llama_chat_message * msgs, size_t n,
+                           bool add_ass) {
+    json_t * arr = json_array();
+    for (size_t i = 0; arr && i < n; i++) {
+        if (json_array_append_new(arr, json_pack("{s:s, s:s}", "role", msgs[i].role, "content", msgs[i].content))) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    if (!arr) {
+        return NULL;
+    }
+    char err[512] = "";
+    char * out = common_chat_jinja_apply(chat->jinja, arr, NULL, add_ass, NULL, err, sizeof(err));
+    json_decref(arr);
+    if (!out) {
+        LOG_WRN("the Jinja chat template failed (%s); using the built-in template\n", err);
+    }
+    return out;
+}
+
+static char * render(const struct common_chat_history * chat, const struct llama_chat_message * msgs, size_t n,
+                     bool add_ass) {
+    if (chat->jinja) {
+        char * out = jinja_render(chat, msgs, n, add_ass);
+        if (out) {
+            return out;
+        }
+    }
+    return apply_template(chat->tmpl, msgs, n, add_ass);
+}
+
 char * common_chat_history_format(const struct common_chat_history * chat, bool add_ass) {
     struct llama_chat_message * msgs = message_views(chat, chat->n_msgs);
     if (!msgs) {
         return NULL;
     }
-    char * out = apply_template(chat->tmpl, msgs, chat->n_msgs, add_ass);
+    char * out = render(chat, msgs, chat->n_msgs, add_ass);
     free(msgs);
     return out;
 }
@@ -195,5 +274,5 @@ char * common_chat_history_format_example(const struct common_chat_history * cha
         { "assistant", "Hi there" },
         { "user",      "How are you?" },
     };
-    return apply_template(chat->tmpl, msgs, sizeof(msgs) / sizeof(msgs[0]), true);
+    return render(chat, msgs, sizeof(msgs) / sizeof(msgs[0]), true);
 }

@@ -1,6 +1,7 @@
 // A conversation for the chat programs (llama-cli, llama-completion -cnv): the list of (role, content) messages
-// and its rendering through a chat template (llama_chat_apply_template: a built-in template name, or a template
-// text it recognises).
+// and its rendering through a chat template: with --jinja (the default) the template text runs in the Jinja
+// interpreter (chat-template-jinja.h); otherwise, or when that fails, llama_chat_apply_template formats it (a
+// built-in template name, or a template text it recognises).
 #pragma once
 
 #include "llama.h"
@@ -12,8 +13,11 @@
 extern "C" {
 #endif
 
+struct common_chat_jinja;
+
 struct common_chat_history {
-    char * tmpl;        // template name or text used for every rendering (owned)
+    char * tmpl;        // template name or text for the built-in formatter (owned)
+    struct common_chat_jinja * jinja; // the Jinja template when --jinja and it parsed (owned); NULL = built-in only
     bool   explicit_tmpl; // the template came from --chat-template or the model (not the chatml fallback)
     char ** roles;      // owned strings
     char ** contents;   // owned strings
@@ -22,10 +26,13 @@ struct common_chat_history {
 };
 
 // Picks the template: `override` (--chat-template) when given, else the model's, else "chatml" (llama.cpp's
-// fallback for a model without one). A model template that llama_chat_apply_template cannot format falls back to
-// chatml with a warning; an unusable override is an error. false (and a message in err) on error.
+// fallback for a model without one). With use_jinja a template text (not a built-in name) is parsed by the Jinja
+// interpreter, with the model's BOS/EOS texts; a text that does not parse logs a warning and leaves the built-in
+// formatter. For the built-in formatter, a model template that llama_chat_apply_template cannot format falls back
+// to chatml with a warning; an override that neither Jinja nor the built-in formatter can use is an error. false
+// (and a message in err) on error.
 bool common_chat_history_init(struct common_chat_history * chat, const struct llama_model * model,
-                              const char * override, char * err, size_t err_size);
+                              const char * override, bool use_jinja, char * err, size_t err_size);
 void common_chat_history_free(struct common_chat_history * chat);
 
 // appends a copy of the message; false when out of memory

@@ -279,7 +279,7 @@ struct common_params {
     char *  slot_save_path;   // --slot-save-path (owned; NULL: slot save/restore disabled)
     int32_t n_api_keys;       // --api-key / --api-key-file, owned strings
     char ** api_keys;
-    bool    use_jinja;        // --jinja / --no-jinja (accepted; templates are the built-in ones)
+    bool    use_jinja;        // --jinja / --no-jinja: chat templates run in the Jinja engine (common/jinja)
     bool    webui;            // true: --webui / --no-webui (accepted; no web UI is built)
     bool    endpoint_slots;   // true: GET /slots
     bool    endpoint_props;   // false: POST /props

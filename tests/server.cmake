@@ -66,3 +66,12 @@ if (TARGET llama-server AND Python3_FOUND)
                      --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
     set_tests_properties(test-server-grammar PROPERTIES LABELS server TIMEOUT 600)
 endif()
+
+# --jinja: /apply-template and /v1/chat/completions render a Jinja --chat-template with chat_template_kwargs;
+# /props chat_template_caps
+if (TARGET llama-server AND Python3_FOUND)
+    add_test(NAME test-server-jinja
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_jinja.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-jinja PROPERTIES LABELS "server;jinja" TIMEOUT 300)
+endif()

@@ -224,7 +224,7 @@ int main(int argc, char ** argv) {
     out_str("\n");
 
     char err[512];
-    if (!common_chat_history_init(&chat, init.model, params.chat_template, err, sizeof(err))) {
+    if (!common_chat_history_init(&chat, init.model, params.chat_template, params.use_jinja, err, sizeof(err))) {
         cli_error("error: %s\n", err);
         goto done;
     }

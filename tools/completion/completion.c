@@ -356,7 +356,7 @@ int main(int argc, char ** argv) {
     const struct llama_vocab * vocab = llama_model_get_vocab(model);
 
     char err[512];
-    if (!common_chat_history_init(&chat, model, params.chat_template, err, sizeof(err))) {
+    if (!common_chat_history_init(&chat, model, params.chat_template, params.use_jinja, err, sizeof(err))) {
         LOG_ERR("%s: error: %s\n", __func__, err);
         goto done;
     }

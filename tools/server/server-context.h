@@ -12,6 +12,7 @@
 #include "server-queue.h"
 #include "server-task.h"
 
+#include "chat-template-jinja.h"
 #include "common.h"
 #include "llama.h"
 #include "sampling.h"
@@ -145,6 +146,7 @@ struct server_context {
     int    n_ctx_slot;   // per slot
     char * chat_template; // name or template text used for /apply-template; NULL = llama.cpp's default
     bool   has_chat;     // llama_chat_apply_template is available and accepted the template
+    struct common_chat_jinja * chat_jinja; // --jinja: the template in the Jinja interpreter; NULL = built-in only
     struct llama_model * model_dft; // -md, NULL without a draft model
     int32_t n_draft_max;  // tokens one step may draft per slot (0 = no speculative decoding)
 
@@ -229,9 +231,13 @@ void     server_respond_task(struct server_context * sc, struct server_task * t,
                              struct server_http_res * res);
 
 #ifdef LLAMA_SERVER_HAVE_CHAT
-// the formatted prompt (malloc'd) or NULL with err set (server-chat.c)
+// the Jinja template for `tmpl` with the model's BOS/EOS (server-chat.c); NULL when `tmpl` is a built-in name or
+// does not parse (a warning is logged)
+struct common_chat_jinja * server_chat_jinja_init(const struct server_context * sc, const char * tmpl);
+// the formatted prompt (malloc'd) or NULL with err set (server-chat.c). `body` (may be NULL) is the request:
+// its "tools" and "chat_template_kwargs" reach a Jinja template.
 char * server_apply_chat_template(const struct server_context * sc, const json_t * msgs, bool add_ass,
-                                  struct sj_err * err);
+                                  const json_t * body, struct sj_err * err);
 #endif
 
 // request fields -> slot params (server-routes-completion.c); the same pure read runs on the HTTP thread (to

@@ -192,7 +192,7 @@ static struct server_task * make_completion_task(struct server_context * sc, con
             json_decref(body);
             return NULL;
         }
-        char * text = server_apply_chat_template(sc, msgs, true, &err);
+        char * text = server_apply_chat_template(sc, msgs, true, body, &err);
         if (!text) {
             server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
             json_decref(body);

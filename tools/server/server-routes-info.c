@@ -88,9 +88,18 @@ void server_handle_props(const struct server_http_req * req, struct server_http_
     char ftype[128];
     model_ftype_name(sc, ftype, sizeof(ftype));
     // llama.cpp's fields in its order; no multimodal input and no web UI are built here ("webui" is the older
-    // name of "ui"); chat_template_caps stays empty: they come from a Jinja template, which this server lacks
+    // name of "ui"); chat_template_caps are probed from the Jinja template (empty without one, as --no-jinja)
+    json_t * caps = NULL;
+#ifdef LLAMA_SERVER_HAVE_CHAT
+    if (sc->chat_jinja) {
+        caps = common_chat_jinja_caps_json(&sc->chat_jinja->caps);
+    }
+#endif
+    if (!caps) {
+        caps = json_object();
+    }
     json_t * out = json_pack(
-        "{s:{s:o, s:i}, s:i, s:s, s:s, s:s, s:{s:b, s:b, s:b}, s:b, s:b, s:b, s:b, s:b, s:s, s:{}, s:o, s:o, s:s, s:b}",
+        "{s:{s:o, s:i}, s:i, s:s, s:s, s:s, s:{s:b, s:b, s:b}, s:b, s:b, s:b, s:b, s:b, s:s, s:o, s:o, s:o, s:s, s:b}",
         "default_generation_settings",
             "params", server_slot_params_to_json(&defaults),
             "n_ctx",  sc->n_ctx_slot,
@@ -105,7 +114,7 @@ void server_handle_props(const struct server_http_req * req, struct server_http_
         "ui",               0,
         "webui",            0,
         "chat_template",    tmpl,
-        "chat_template_caps",
+        "chat_template_caps", caps,
         "bos_token",        sj_string_lossy(bos_txt, bos_txt ? bos_len : 0),
         "eos_token",        sj_string_lossy(eos_txt, eos_txt ? eos_len : 0),
         "build_info",       SERVER_BUILD_INFO,
@@ -285,7 +294,7 @@ void server_handle_apply_template(const struct server_http_req * req, struct ser
     }
 #ifdef LLAMA_SERVER_HAVE_CHAT
     if (sc->has_chat) {
-        char * prompt = server_apply_chat_template(sc, msgs, add_ass, &err);
+        char * prompt = server_apply_chat_template(sc, msgs, add_ass, body, &err);
         json_decref(body);
         if (!prompt) {
             server_res_err(res, err.msg, strcmp(err.msg, "failed to apply the chat template") == 0 ? ERROR_TYPE_SERVER

@@ -206,10 +206,18 @@ static bool load_model(struct server_context * sc) {
     }
 #ifdef LLAMA_SERVER_HAVE_CHAT
     {
+        if (sc->params.use_jinja && tmpl) {
+            sc->chat_jinja = server_chat_jinja_init(sc, tmpl);
+        }
         // refuse to start with a template we cannot format, as llama.cpp does
         const struct llama_chat_message probe[] = { { "user", "test" } };
         char buf[256];
         if (llama_chat_apply_template(sc->chat_template, probe, 1, true, buf, (int32_t) sizeof(buf)) < 0) {
+            if (sc->chat_jinja) {
+                // the built-in formatter only backs up a failing Jinja rendering; /props still shows the text
+                sc->has_chat = true;
+                return true;
+            }
             if (sc->params.chat_template) {
                 SRV_ERR("%s: the chat template '%s' is not supported\n", __func__, sc->params.chat_template);
                 return false;
@@ -347,6 +355,9 @@ done:
     free(sc->slots);
     free(sc->model_name);
     free(sc->chat_template);
+#ifdef LLAMA_SERVER_HAVE_CHAT
+    common_chat_jinja_free(sc->chat_jinja);
+#endif
     if (sc->model_dft) {
         llama_model_free(sc->model_dft);
     }
