@@ -11,9 +11,10 @@
 // Q8_0 follows llama.cpp's float order instead (quants-scalar.c): eight float chains per output, one per
 // 4-element group, so the tile keeps the eight group dots apart; there the weights are the unsigned side
 // (q + 128) and the activations carry the correction, -128 * (sum of each group's activations).
-// Float weights (F16, BF16, F32) are packed as F32 tiles: element i of the 16 rows as 16 floats at 64 * i.
-// The packers transpose 16 rows with plain loads and shuffles (rows_t) and gather only the per-row scale
-// fields (32-bit offsets); a scalar packer that gives the same bytes handles row strides too large for them.
+// Float weights (F16, BF16, F32) stay in their own format in the tile and become F32 in the FMA tile (see
+// float_tile_bytes). The packers transpose 16 rows with plain loads and shuffles (rows_t) and gather only the
+// per-row scale fields (32-bit offsets); a scalar packer that gives the same bytes handles row strides too
+// large for them.
 #include "gemm.h"
 #include "ggml-cpu-kernels.h"
 #include "quants-impl.h"
@@ -51,9 +52,20 @@ static bool is_float(enum ggml_type type) {
     return type == GGML_TYPE_F16 || type == GGML_TYPE_BF16 || type == GGML_TYPE_F32;
 }
 
+// Float tiles keep the weights in their own format, the 16 rows side by side, and the FMA tile converts them
+// (vcvtph2ps for F16, a shift or a mask for BF16) on pipes the FMAs leave free: an F16 tile is half the
+// bytes of an F32 one, both for the packer to write and for each column panel's pass to stream from L2.
+//   F32:  element i of the 16 rows as 16 floats at 64 * i
+//   F16:  element i of the 16 rows as 16 halves at 32 * i
+//   BF16: elements 2 j (low halves) and 2 j + 1 (high halves) of the 16 rows as 16 32-bit words at 64 * j,
+//         as the row transpose gives them (a bf16 is the top half of its float)
+static size_t float_tile_bytes(enum ggml_type type, int64_t k) {
+    return type == GGML_TYPE_F16 ? (size_t) k * 32 : type == GGML_TYPE_BF16 ? (size_t) (k + 1) / 2 * 64 : (size_t) k * 64;
+}
+
 size_t ggml_cpu_gemm_pack_size(enum ggml_type type, int64_t k) {
     if (is_float(type)) {
-        return (size_t) k * TILE_R * sizeof(float);
+        return float_tile_bytes(type, k);
     }
     return (size_t) (k / BLK) * block_bytes(kind_of(type));
 }
@@ -618,54 +630,43 @@ static bool pack_fast(enum ggml_type type, int64_t nb, const uint8_t * x, size_t
     }
 }
 
-// float tile: element i of the 16 rows as 16 floats at 64 * i, converted once here rather than in each of
-// the column panels' passes (the FMA tile then does one load per 16 FMAs and no conversion)
-static float float_at(enum ggml_type type, const uint8_t * p) {
+// where element i of row r goes in the tile
+static size_t float_tile_at(enum ggml_type type, int64_t i, int r) {
     switch (type) {
-        case GGML_TYPE_F16: {
-            ggml_fp16_t h;
-            memcpy(&h, p, 2);
-            return GGML_FP16_TO_FP32(h);
-        }
-        case GGML_TYPE_BF16: {
-            uint16_t h;
-            memcpy(&h, p, 2);
-            const uint32_t u = (uint32_t) h << 16;
-            float f;
-            memcpy(&f, &u, 4);
-            return f;
-        }
-        default: {
-            float f;
-            memcpy(&f, p, 4);
-            return f;
-        }
+        case GGML_TYPE_F16:  return (size_t) i * 32 + 2 * (size_t) r;
+        case GGML_TYPE_BF16: return (size_t) (i / 2) * 64 + 4 * (size_t) r + 2 * (size_t) (i % 2);
+        default:             return (size_t) i * 64 + 4 * (size_t) r;
     }
 }
 
 static void pack_float(enum ggml_type type, int64_t k, const uint8_t * x, size_t bx, int nrows, uint8_t * p) {
-    float * out = (float *) p;
     const size_t es = ggml_type_size(type);
     const int64_t per = 32 / (int64_t) es; // elements in 32 bytes, which rows_t transposes as 8 words
+    // F16: word j of the 16 rows holds their elements 2 j (low half) and 2 j + 1; this puts the 16 low
+    // halves before the 16 high ones
+    const __m512i split = _mm512_set_epi16(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1,
+                                           30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     int64_t i = 0;
     for (; i + per <= k; i += per) {
         __m512i v[8];
         rows_t(x + es * (size_t) i, bx, nrows, 8, v);
         for (int j = 0; j < 8; j++) {
-            if (type == GGML_TYPE_F32) {
-                _mm512_store_si512((void *) (out + 16 * (i + j)), v[j]);
-            } else if (type == GGML_TYPE_F16) { // word j: elements 2 j (low half) and 2 j + 1
-                _mm512_store_ps(out + 16 * (i + 2 * j), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v[j])));
-                _mm512_store_ps(out + 16 * (i + 2 * j + 1), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v[j], 16))));
-            } else { // BF16: a bf16 is the top half of its float
-                _mm512_store_si512((void *) (out + 16 * (i + 2 * j)), _mm512_slli_epi32(v[j], 16));
-                _mm512_store_si512((void *) (out + 16 * (i + 2 * j + 1)), _mm512_and_si512(v[j], _mm512_set1_epi32((int) 0xffff0000u)));
+            if (type == GGML_TYPE_F16) {
+                _mm512_store_si512((void *) (p + 32 * (i + 2 * j)), _mm512_permutexvar_epi16(split, v[j]));
+            } else if (type == GGML_TYPE_BF16) {
+                _mm512_store_si512((void *) (p + 32 * i + 64 * j), v[j]);
+            } else {
+                _mm512_store_si512((void *) (p + 64 * (i + j)), v[j]);
             }
         }
     }
-    for (; i < k; i++) {
-        for (int r = 0; r < TILE_R; r++) {
-            out[16 * i + r] = r < nrows ? float_at(type, x + (size_t) r * bx + es * (size_t) i) : 0.0f;
+    if (i < k) {
+        // the tail element by element, absent rows and a BF16 tile's unused last half zero
+        memset(p + float_tile_at(type, i, 0), 0, float_tile_bytes(type, k) - float_tile_at(type, i, 0));
+        for (; i < k; i++) {
+            for (int r = 0; r < nrows; r++) {
+                memcpy(p + float_tile_at(type, i, r), x + (size_t) r * bx + es * (size_t) i, es);
+            }
         }
     }
 }
@@ -1008,18 +1009,39 @@ static void run_lanes(int64_t k, const uint8_t * pack, const uint8_t * act, size
 
 #define COLS_FLT 16 // 16 accumulators; each FMA takes its activation as an embedded broadcast
 
-// NC columns of one panel (a single sequential stream of activations)
+// one element's 16 weights w against the panel's NC activations a
+static inline __attribute__((always_inline)) void fma_cols(__m512 * facc, const int NC, __m512 w, const float * a) {
+    for (int c = 0; c < NC; c++) {
+        facc[c] = _mm512_fmadd_ps(w, _mm512_set1_ps(a[c]), facc[c]);
+    }
+}
+
+// NC columns of one panel (a single sequential stream of activations); the tile of type T (see
+// float_tile_bytes) is converted to F32 element by element, in the same order for every T
 static inline __attribute__((always_inline)) void tile_float(int64_t k, const uint8_t * pack, const float * panel,
-                                                           const int NC, float * dst, size_t bdst, __mmask16 mask) {
+                                                           const int NC, const enum ggml_type T, float * dst,
+                                                           size_t bdst, __mmask16 mask) {
     __m512 facc[COLS_FLT];
     for (int c = 0; c < NC; c++) {
         facc[c] = _mm512_setzero_ps();
     }
-    for (int64_t i = 0; i < k; i++) {
-        const __m512 w = _mm512_load_ps((const float *) (pack + 64 * i));
-        const float * a = panel + i * GGML_CPU_GEMM_PANEL;
-        for (int c = 0; c < NC; c++) {
-            facc[c] = _mm512_fmadd_ps(w, _mm512_set1_ps(a[c]), facc[c]);
+    if (T == GGML_TYPE_BF16) {
+        const __m512i hi = _mm512_set1_epi32((int) 0xffff0000u);
+        int64_t i = 0;
+        for (; i + 2 <= k; i += 2) {
+            const __m512i v = _mm512_load_si512((const void *) (pack + 32 * i));
+            fma_cols(facc, NC, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)), panel + i * GGML_CPU_GEMM_PANEL);
+            fma_cols(facc, NC, _mm512_castsi512_ps(_mm512_and_si512(v, hi)), panel + (i + 1) * GGML_CPU_GEMM_PANEL);
+        }
+        if (i < k) {
+            const __m512i v = _mm512_load_si512((const void *) (pack + 32 * i));
+            fma_cols(facc, NC, _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)), panel + i * GGML_CPU_GEMM_PANEL);
+        }
+    } else {
+        for (int64_t i = 0; i < k; i++) {
+            const __m512 w = T == GGML_TYPE_F16 ? _mm512_cvtph_ps(_mm256_load_si256((const __m256i *) (pack + 32 * i)))
+                                                : _mm512_load_ps((const float *) (pack + 64 * i));
+            fma_cols(facc, NC, w, panel + i * GGML_CPU_GEMM_PANEL);
         }
     }
     for (int c = 0; c < NC; c++) {
@@ -1027,29 +1049,39 @@ static inline __attribute__((always_inline)) void tile_float(int64_t k, const ui
     }
 }
 
-static void run_float(int64_t k, const uint8_t * pack, const uint8_t * act, int ncols, float * dst, size_t bdst,
-                    __mmask16 mask) {
+static inline __attribute__((always_inline)) void run_float_t(int64_t k, const uint8_t * pack, const uint8_t * act,
+                                                            int ncols, const enum ggml_type T, float * dst,
+                                                            size_t bdst, __mmask16 mask) {
     for (int c = 0; c < ncols; c += COLS_FLT) {
         const float * panel = (const float *) act + (size_t) (c / COLS_FLT) * (size_t) k * COLS_FLT;
         float * d = (float *) ((char *) dst + (size_t) c * bdst);
         switch (ncols - c >= COLS_FLT ? COLS_FLT : ncols - c) {
-            case 16: tile_float(k, pack, panel, 16, d, bdst, mask); break;
-            case 15: tile_float(k, pack, panel, 15, d, bdst, mask); break;
-            case 14: tile_float(k, pack, panel, 14, d, bdst, mask); break;
-            case 13: tile_float(k, pack, panel, 13, d, bdst, mask); break;
-            case 12: tile_float(k, pack, panel, 12, d, bdst, mask); break;
-            case 11: tile_float(k, pack, panel, 11, d, bdst, mask); break;
-            case 10: tile_float(k, pack, panel, 10, d, bdst, mask); break;
-            case 9:  tile_float(k, pack, panel, 9, d, bdst, mask); break;
-            case 8:  tile_float(k, pack, panel, 8, d, bdst, mask); break;
-            case 7:  tile_float(k, pack, panel, 7, d, bdst, mask); break;
-            case 6:  tile_float(k, pack, panel, 6, d, bdst, mask); break;
-            case 5:  tile_float(k, pack, panel, 5, d, bdst, mask); break;
-            case 4:  tile_float(k, pack, panel, 4, d, bdst, mask); break;
-            case 3:  tile_float(k, pack, panel, 3, d, bdst, mask); break;
-            case 2:  tile_float(k, pack, panel, 2, d, bdst, mask); break;
-            default: tile_float(k, pack, panel, 1, d, bdst, mask); break;
+            case 16: tile_float(k, pack, panel, 16, T, d, bdst, mask); break;
+            case 15: tile_float(k, pack, panel, 15, T, d, bdst, mask); break;
+            case 14: tile_float(k, pack, panel, 14, T, d, bdst, mask); break;
+            case 13: tile_float(k, pack, panel, 13, T, d, bdst, mask); break;
+            case 12: tile_float(k, pack, panel, 12, T, d, bdst, mask); break;
+            case 11: tile_float(k, pack, panel, 11, T, d, bdst, mask); break;
+            case 10: tile_float(k, pack, panel, 10, T, d, bdst, mask); break;
+            case 9:  tile_float(k, pack, panel, 9, T, d, bdst, mask); break;
+            case 8:  tile_float(k, pack, panel, 8, T, d, bdst, mask); break;
+            case 7:  tile_float(k, pack, panel, 7, T, d, bdst, mask); break;
+            case 6:  tile_float(k, pack, panel, 6, T, d, bdst, mask); break;
+            case 5:  tile_float(k, pack, panel, 5, T, d, bdst, mask); break;
+            case 4:  tile_float(k, pack, panel, 4, T, d, bdst, mask); break;
+            case 3:  tile_float(k, pack, panel, 3, T, d, bdst, mask); break;
+            case 2:  tile_float(k, pack, panel, 2, T, d, bdst, mask); break;
+            default: tile_float(k, pack, panel, 1, T, d, bdst, mask); break;
         }
+    }
+}
+
+static void run_float(enum ggml_type type, int64_t k, const uint8_t * pack, const uint8_t * act, int ncols,
+                      float * dst, size_t bdst, __mmask16 mask) {
+    switch (type) {
+        case GGML_TYPE_F16:  run_float_t(k, pack, act, ncols, GGML_TYPE_F16, dst, bdst, mask); break;
+        case GGML_TYPE_BF16: run_float_t(k, pack, act, ncols, GGML_TYPE_BF16, dst, bdst, mask); break;
+        default:             run_float_t(k, pack, act, ncols, GGML_TYPE_F32, dst, bdst, mask); break;
     }
 }
 
@@ -1057,7 +1089,7 @@ void ggml_cpu_gemm_run(enum ggml_type type, int64_t k, const void * pack, int nr
                        int ncols, float * dst, size_t bdst) {
     const __mmask16 mask = (__mmask16) (nrows >= TILE_R ? 0xffffu : ((1u << nrows) - 1u));
     if (is_float(type)) {
-        run_float(k, pack, act, ncols, dst, bdst, mask);
+        run_float(type, k, pack, act, ncols, dst, bdst, mask);
         return;
     }
     switch (kind_of(type)) {

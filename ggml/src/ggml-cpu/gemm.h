@@ -9,11 +9,12 @@
 // to vec_dot's: the result differs from vec_dot only by the float operations over blocks. Q8_0 keeps
 // vec_dot's float operations too (llama.cpp's order, eight chains of 4-element group dots per output), so its
 // GEMM results are bit-identical to vec_dot's; there the activations stay signed and the weights take q + 128.
-// Float weights (F16, BF16, F32) are converted to F32 in the tile; activations are rounded through the
-// weight's format as in the vec_dot path (F16, BF16: every product is then exact; F32: as they are) and
-// stored in panels of GGML_CPU_GEMM_PANEL columns, element i of the panel's columns side by side, which the
-// F32 FMA tile reads as a single stream. The float tile runs at the FMA unit's throughput; products of F16
-// values need F32 FMAs to stay exact (vdpbf16ps would need four bf16 products per F16 product).
+// Float weights (F16, BF16, F32) keep their format in the tile and the FMA tile converts them to F32;
+// activations are rounded through the weight's format as in the vec_dot path (F16, BF16: every product is
+// then exact; F32: as they are) and stored in panels of GGML_CPU_GEMM_PANEL columns, element i of the
+// panel's columns side by side, which the FMA tile reads as a single stream. The float tile runs at the FMA
+// unit's throughput; products of F16 values need F32 FMAs to stay exact (vdpbf16ps would need four bf16
+// products per F16 product).
 //
 // Internal to the CPU backend (ops-matmul.c, ggml-cpu.c, tests).
 #pragma once
