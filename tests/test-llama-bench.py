@@ -174,7 +174,12 @@ def test_md(binary, model, reps):
     wgbs, rgbs = float(row[4]), float(row[5])
     pct = float(row[6].split()[0])
     check(wgbs > 0 and rgbs > 0 and math.isfinite(pct), "md: bandwidth figures %s" % row)
-    check(abs(pct - 100 * wgbs / rgbs) < 0.2 + 0.01 * pct, "md: %% of bw %s inconsistent with %s / %s" % (pct, wgbs, rgbs))
+    # % of bw is the median over the repetitions of each one's rate over the bandwidth measured just before it;
+    # the table's weight GB/s (mean rate) over read GB/s (median bandwidth) is only near it: exact with one
+    # repetition, and with two within the spread of the two bandwidth measurements
+    ratio = 100 * wgbs / rgbs
+    tol = 0.2 + 0.01 * pct if reps == 1 else 0.25 * ratio
+    check(abs(pct - ratio) < tol, "md: %% of bw %s inconsistent with %s / %s" % (pct, wgbs, rgbs))
     # achieved = bytes/token * t/s of the tg row
     tg_ts = float(table[3][6].split()[0])
     check(abs(wgbs - expect * tg_ts / 1e9) <= 0.01 + 0.01 * wgbs,

@@ -499,7 +499,13 @@ struct test_result {
     uint64_t * samples_ns;
     int      n_samples;
     uint64_t weight_bytes_per_token; // 0 = unknown
+    double * read_bps; // tg tests with known weight bytes: the read bandwidth measured before each sample
 };
+
+// a tg test relates its weight bytes per second to the machine's read bandwidth
+static bool is_bandwidth_test(const struct test_inst * inst, uint64_t weight_bytes_per_token) {
+    return inst->n_gen > 0 && inst->n_prompt == 0 && weight_bytes_per_token > 0;
+}
 
 static double sample_ts(const struct test_result * t, int i) {
     const int n_tokens = t->inst.n_prompt + t->inst.n_gen;
@@ -1030,11 +1036,13 @@ static uint64_t weight_bytes_per_token(const char * path) {
 }
 
 //
-// machine read bandwidth: a STREAM-like read of a large buffer with n threads, best of several runs
+// machine read bandwidth: a STREAM-like read of a large buffer with n threads. On a shared machine the
+// bandwidth available moves by tens of percent within minutes, so a tg test measures it just before each of
+// its repetitions and relates each repetition to its own measurement.
 //
 
 #define BW_BUF_BYTES (1ull << 30)
-#define BW_REPS      5
+#define BW_PASSES    2 // per measurement, the best one counts
 
 struct bw_shared {
     const uint64_t * buf;
@@ -1079,7 +1087,7 @@ static void bw_run_one(struct bw_worker * w) {
 
 static void * bw_thread(void * arg) {
     struct bw_worker * w = arg;
-    for (int r = 0; r < BW_REPS + 1; r++) {
+    for (int r = 0; r < BW_PASSES; r++) {
         pthread_barrier_wait(&w->sh->barrier);
         bw_run_one(w);
         pthread_barrier_wait(&w->sh->barrier);
@@ -1087,17 +1095,29 @@ static void * bw_thread(void * arg) {
     return NULL;
 }
 
-// bytes per second, 0 on failure; the first pass is a warmup that is not counted
+// the probe's buffer, filled once (distinct values on every page so nothing is backed by a shared zero page)
+static uint64_t * bw_buffer(void) {
+    static uint64_t * buf = NULL;
+    if (buf == NULL) {
+        if (posix_memalign((void **) &buf, 4096, BW_BUF_BYTES) != 0) {
+            buf = NULL;
+            return NULL;
+        }
+        const size_t n_words = BW_BUF_BYTES / sizeof(uint64_t);
+        for (size_t i = 0; i < n_words; i++) {
+            buf[i] = (uint64_t) i * 0x9E3779B97F4A7C15ull;
+        }
+    }
+    return buf;
+}
+
+// bytes per second, best of BW_PASSES reads of the whole buffer by n_threads threads; 0 on failure
 static double measure_read_bandwidth(int n_threads) {
-    uint64_t * buf = NULL;
-    if (posix_memalign((void **) &buf, 4096, BW_BUF_BYTES) != 0) {
+    uint64_t * buf = bw_buffer();
+    if (buf == NULL) {
         return 0;
     }
-    // distinct values on every page so nothing is backed by a shared zero page
     const size_t n_words = BW_BUF_BYTES / sizeof(uint64_t);
-    for (size_t i = 0; i < n_words; i++) {
-        buf[i] = (uint64_t) i * 0x9E3779B97F4A7C15ull;
-    }
 
     struct bw_shared sh;
     memset((void *) &sh, 0, sizeof(sh));
@@ -1105,7 +1125,6 @@ static double measure_read_bandwidth(int n_threads) {
     sh.n_words = n_words;
     sh.n_threads = n_threads;
     if (pthread_barrier_init(&sh.barrier, NULL, (unsigned) n_threads) != 0) {
-        free(buf);
         return 0;
     }
     struct bw_worker * workers = calloc((size_t) n_threads, sizeof(*workers));
@@ -1114,71 +1133,38 @@ static double measure_read_bandwidth(int n_threads) {
         free(workers);
         free(tids);
         pthread_barrier_destroy(&sh.barrier);
-        free(buf);
         return 0;
     }
-    int n_started = 1;
-    bool ok = true;
     for (int i = 0; i < n_threads; i++) {
         workers[i].sh = &sh;
         workers[i].ith = i;
     }
     for (int i = 1; i < n_threads; i++) {
         if (pthread_create(&tids[i], NULL, bw_thread, &workers[i]) != 0) {
-            ok = false;
-            break;
+            // threads that did start wait at a barrier sized for n_threads: they cannot be released cleanly
+            fprintf(stderr, "llama-bench: failed to start bandwidth threads\n");
+            exit(1);
         }
-        n_started++;
     }
     double best = 0;
-    if (ok) {
-        for (int r = 0; r < BW_REPS + 1; r++) {
-            pthread_barrier_wait(&sh.barrier);
-            const uint64_t t0 = time_ns();
-            bw_run_one(&workers[0]);
-            pthread_barrier_wait(&sh.barrier);
-            const uint64_t t1 = time_ns();
-            const double bps = (double) BW_BUF_BYTES / ((double) (t1 - t0) * 1e-9);
-            if (r > 0 && bps > best) {
-                best = bps;
-            }
-        }
-        for (int i = 1; i < n_threads; i++) {
-            pthread_join(tids[i], NULL);
-        }
-    } else {
-        // threads that did start wait at a barrier sized for n_threads: they cannot be released cleanly
-        fprintf(stderr, "llama-bench: failed to start bandwidth threads\n");
-        exit(1);
+    for (int r = 0; r < BW_PASSES; r++) {
+        pthread_barrier_wait(&sh.barrier);
+        const uint64_t t0 = time_ns();
+        bw_run_one(&workers[0]);
+        pthread_barrier_wait(&sh.barrier);
+        const uint64_t t1 = time_ns();
+        const double bps = (double) BW_BUF_BYTES / ((double) (t1 - t0) * 1e-9);
+        best = bps > best ? bps : best;
     }
-    (void) n_started;
+    for (int i = 1; i < n_threads; i++) {
+        pthread_join(tids[i], NULL);
+    }
     pthread_barrier_destroy(&sh.barrier);
     free(workers);
     free(tids);
-    free(buf);
     return best;
 }
 
-struct bw_cache {
-    int    n_threads[64];
-    double bps[64];
-    int    n;
-};
-
-static double bandwidth_for(struct bw_cache * c, int n_threads) {
-    for (int i = 0; i < c->n; i++) {
-        if (c->n_threads[i] == n_threads) {
-            return c->bps[i];
-        }
-    }
-    const double b = measure_read_bandwidth(n_threads);
-    if (c->n < 64) {
-        c->n_threads[c->n] = n_threads;
-        c->bps[c->n] = b;
-        c->n++;
-    }
-    return b;
-}
 
 //
 // running the tests
@@ -1306,39 +1292,67 @@ static bool build_instances(const struct cmd_params * p, struct inst_list * out)
     return true;
 }
 
-// the extra table: weight bytes read per second in tg tests against the measured read bandwidth
-static void print_bandwidth_table(FILE * f, const struct test_result * results, int n, struct bw_cache * bw) {
+static int cmp_double(const void * a, const void * b) {
+    const double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+// median of n values (sorted in place)
+static double median_of(double * v, int n) {
+    qsort(v, (size_t) n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// the extra table: weight bytes read per second in tg tests against the read bandwidth measured just before
+// each repetition
+static void print_bandwidth_table(FILE * f, const struct test_result * results, int n) {
     bool any = false;
     for (int i = 0; i < n; i++) {
-        if (results[i].inst.n_gen > 0 && results[i].inst.n_prompt == 0 && results[i].weight_bytes_per_token > 0 &&
-            results[i].n_samples > 0) {
-            any = true;
-        }
+        any = any || (results[i].read_bps != NULL && results[i].n_samples > 0);
     }
     if (!any) {
         return;
     }
     fprintf(f, "\nweight bandwidth (tg: bytes of matmul weights + one embedding row per token; read bw: STREAM-like read "
-               "of 1 GiB, best of %d, same thread count)\n\n", BW_REPS);
+               "of 1 GiB by the same thread count just before each repetition, best of %d passes, median over the "
+               "repetitions; %% of bw: median over the repetitions of weights GB/s / that repetition's read bw)\n\n",
+            BW_PASSES);
     fprintf(f, "| %-30s | %7s | %15s | %14s | %12s | %11s | %9s |\n", "model", "threads", "test", "weights/token",
             "weights GB/s", "read GB/s", "% of bw");
     fprintf(f, "| %s | %s | %s | %s | %s | %s | %s |\n", "------------------------------", "------:", "--------------:",
             "-------------:", "-----------:", "----------:", "--------:");
     for (int i = 0; i < n; i++) {
         const struct test_result * t = &results[i];
-        if (!(t->inst.n_gen > 0 && t->inst.n_prompt == 0 && t->weight_bytes_per_token > 0 && t->n_samples > 0)) {
+        if (t->read_bps == NULL || t->n_samples == 0) {
             continue;
         }
         char name[64];
         test_name(t, name, sizeof(name));
         const double wbps = (double) t->weight_bytes_per_token * avg_ts(t);
-        const double rbps = bandwidth_for(bw, t->inst.n_threads);
+        double * bws = malloc(sizeof(double) * (size_t) t->n_samples);
+        double * pcts = malloc(sizeof(double) * (size_t) t->n_samples);
+        if (!bws || !pcts) {
+            free(bws);
+            free(pcts);
+            return;
+        }
+        int n_ok = 0;
+        for (int r = 0; r < t->n_samples; r++) {
+            if (t->read_bps[r] > 0) {
+                bws[n_ok]  = t->read_bps[r];
+                pcts[n_ok] = 100.0 * (double) t->weight_bytes_per_token * sample_ts(t, r) / t->read_bps[r];
+                n_ok++;
+            }
+        }
+        const double rbps = n_ok > 0 ? median_of(bws, n_ok) : 0;
         char pct[32];
-        if (rbps > 0) {
-            snprintf(pct, sizeof(pct), "%.1f %%", 100.0 * wbps / rbps);
+        if (n_ok > 0) {
+            snprintf(pct, sizeof(pct), "%.1f %%", median_of(pcts, n_ok));
         } else {
             snprintf(pct, sizeof(pct), "n/a");
         }
+        free(bws);
+        free(pcts);
         // small models in MB so the figure keeps its digits
         const bool gb = t->weight_bytes_per_token >= 100000000ull;
         fprintf(f, "| %-30s | %7d | %15s | %11.3f %s | %12.2f | %11.2f | %9s |\n", t->model_type, t->inst.n_threads,
@@ -1466,11 +1480,15 @@ int main(int argc, char ** argv) {
             strftime(t->test_time, sizeof(t->test_time), "%Y-%m-%dT%H:%M:%SZ", &tmv);
         }
         t->samples_ns = calloc((size_t) params.reps, sizeof(uint64_t));
+        t->read_bps = is_bandwidth_test(inst, t->weight_bytes_per_token) ? calloc((size_t) params.reps, sizeof(double)) : NULL;
         const int tok_cap = inst->n_batch > 1 ? inst->n_batch : 1;
         llama_token * tokens = malloc((size_t) tok_cap * sizeof(llama_token));
-        if (!t->samples_ns || !tokens) {
+        if (!t->samples_ns || !tokens || (is_bandwidth_test(inst, t->weight_bytes_per_token) && !t->read_bps)) {
             fprintf(stderr, "llama-bench: out of memory\n");
             free(tokens);
+            free(t->samples_ns);
+            free(t->read_bps);
+            memset(t, 0, sizeof(*t));
             llama_free(ctx);
             failed++;
             break;
@@ -1535,6 +1553,9 @@ int main(int argc, char ** argv) {
                 }
             }
 
+            if (t->read_bps) {
+                t->read_bps[r] = measure_read_bandwidth(inst->n_threads);
+            }
             const uint64_t t_start = time_ns();
             if (inst->n_prompt > 0) {
                 if (params.progress) {
@@ -1570,6 +1591,7 @@ int main(int argc, char ** argv) {
         if (!ok) {
             failed++;
             free(t->samples_ns);
+            free(t->read_bps);
             memset(t, 0, sizeof(*t));
             continue;
         }
@@ -1587,11 +1609,11 @@ int main(int argc, char ** argv) {
     printer_footer(&pe);
 
     // machine-readable formats keep stdout clean; the extra table then goes to stderr
-    struct bw_cache bw = { .n = 0 };
-    print_bandwidth_table(params.output_format == OUT_MD ? stdout : stderr, results, n_results, &bw);
+    print_bandwidth_table(params.output_format == OUT_MD ? stdout : stderr, results, n_results);
 
     for (int i = 0; i < n_results; i++) {
         free(results[i].samples_ns);
+        free(results[i].read_bps);
     }
     free(results);
     free(insts.v);
