@@ -68,7 +68,8 @@ bool llama_grammar_stacks_add(struct llama_grammar_stacks * s, const uint32_t * 
     uint32_t k = h & (s->cap_table - 1);
     while (s->table[k]) {
         const struct llama_grammar_stack_ref * r = &s->st[s->table[k] - 1];
-        if (r->hash == h && r->len == len && memcmp(s->data + r->beg, e, len * sizeof(*e)) == 0) {
+        // (an empty stack may come with no data at all: memcmp must not see the null pointers)
+        if (r->hash == h && r->len == len && (len == 0 || memcmp(s->data + r->beg, e, len * sizeof(*e)) == 0)) {
             return true;
         }
         k = (k + 1) & (s->cap_table - 1);
