@@ -5,6 +5,7 @@
 #include "json-schema-to-grammar-impl.h"
 
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 struct pat_item {
@@ -84,6 +85,20 @@ static void pat_error(struct pat * p, const char * msg) {
     p->failed = true;
 }
 
+// the character before position i is an unescaped quantifier (*, +, ?, or the } of {m,n}): a second
+// quantifier would repeat something that may be empty, which GBNF rejects as left recursion (and regex
+// calls "nothing to repeat"); only the lazy "?" may follow
+static bool follows_quantifier(const struct pat * p) {
+    if (p->i == 0 || !strchr("*+?}", p->s[p->i - 1])) {
+        return false;
+    }
+    size_t n_bs = 0;
+    while (n_bs + 2 <= p->i && p->s[p->i - 2 - n_bs] == '\\') {
+        n_bs++;
+    }
+    return n_bs % 2 == 0;
+}
+
 static const char * get_dot(struct pat * p) {
     return jsg_add_rule(p->c, "dot", p->c->dotall ? "[\\U00000000-\\U0010FFFF]" : "[^\\x0A\\x0D]");
 }
@@ -114,7 +129,7 @@ static const char * class_escape(char ch) {
 // character stands for itself (a regex identity escape such as \/ or \-)
 static void escaped_char(struct jsg_sb * out, char next, bool in_class) {
     switch (next) {
-        case 'n': case 't': case 'r': case '\\': case '"': case ']': case '[': case 'x': case 'u': case 'U':
+        case 'n': case 't': case 'r': case '\\': case '"': case ']': case '[':
             jsg_sb_addc(out, '\\');
             jsg_sb_addc(out, next);
             break;
@@ -127,6 +142,37 @@ static void escaped_char(struct jsg_sb * out, char next, bool in_class) {
                 jsg_sb_addc(out, next);
             }
     }
+}
+
+// the number of hex digits GBNF (and the regex) read after \x, \u or \U
+static size_t hex_escape_digits(char kind) {
+    return kind == 'x' ? 2 : kind == 'u' ? 4 : kind == 'U' ? 8 : 0;
+}
+
+// at a \x, \u or \U escape: whether its hex digits are all there (GBNF rejects the escape otherwise)
+static bool hex_escape_ok(const struct pat * p) {
+    const size_t nd = hex_escape_digits(p->s[p->i + 1]);
+    if (nd == 0 || p->i + 2 + nd > p->len) {
+        return false;
+    }
+    for (size_t k = 0; k < nd; k++) {
+        if (!isxdigit((unsigned char) p->s[p->i + 2 + k])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// copies a \x, \u or \U escape with its digits (the same escape in GBNF); refuses one without them
+static void hex_escape(struct pat * p, struct jsg_sb * out) {
+    const size_t nd = hex_escape_digits(p->s[p->i + 1]);
+    if (!hex_escape_ok(p)) {
+        pat_error(p, "Unsupported pattern syntax: \\x, \\u or \\U without its hex digits");
+        p->i += 2;
+        return;
+    }
+    jsg_sb_addn(out, p->s + p->i, nd + 2);
+    p->i += nd + 2;
 }
 
 static const char * transform(struct pat * p, int depth);
@@ -163,7 +209,20 @@ static void pat_class(struct pat * p, struct pat_seq * seq) {
     struct jsg_sb b = { 0 };
     jsg_sb_addc(&b, '[');
     p->i++;
+    const size_t body = p->i + (p->i < p->len && p->s[p->i] == '^' ? 1 : 0);
+    if (body < p->len && p->s[body] == ']') {
+        // [] / [^]: GBNF has no empty class (and regex dialects disagree on what it means)
+        pat_error(p, "Unsupported pattern syntax: empty character class");
+    }
     while (p->i < p->len && p->s[p->i] != ']') {
+        if (p->s[p->i] != '\\' && p->i + 2 < p->len && p->s[p->i + 1] == '-' && p->s[p->i + 2] != ']' &&
+            p->s[p->i + 2] != '\\' && (unsigned char) p->s[p->i + 2] < (unsigned char) p->s[p->i]) {
+            pat_error(p, "Unsupported pattern syntax: reversed range in a character class");
+        }
+        if (p->s[p->i] == '\\' && p->i + 1 < p->len && hex_escape_digits(p->s[p->i + 1]) > 0) {
+            hex_escape(p, &b);
+            continue;
+        }
         if (p->s[p->i] == '\\' && p->i + 1 < p->len) {
             const char next = p->s[p->i + 1];
             const char * cls = class_escape(next);
@@ -204,6 +263,7 @@ static bool parse_count(const char * s, size_t n, int * out) {
 }
 
 static void pat_braces(struct pat * p, struct pat_seq * seq) {
+    const bool quantifier_follows = follows_quantifier(p);
     const size_t start = ++p->i;
     while (p->i < p->len && p->s[p->i] != '}') {
         p->i++;
@@ -237,6 +297,10 @@ static void pat_braces(struct pat * p, struct pat_seq * seq) {
     }
     if (seq->n == 0 || (!seq->v[seq->n - 1].literal && strcmp(seq->v[seq->n - 1].s, "|") == 0)) {
         pat_error(p, "Quantifier without a preceding item in pattern");
+        return;
+    }
+    if (quantifier_follows) {
+        pat_error(p, "Unsupported pattern syntax: a quantifier after a quantifier");
         return;
     }
     struct pat_item * last = &seq->v[seq->n - 1];
@@ -273,6 +337,15 @@ static void pat_literal(struct pat * p, struct pat_seq * seq) {
             }
             if (class_escape(next)) {
                 break;
+            }
+            if (hex_escape_digits(next) > 0) {
+                // a quantifier after the digits applies to this character alone: an item of its own
+                const size_t end = p->i + 2 + hex_escape_digits(next);
+                if (lit.n > 0 && hex_escape_ok(p) && end < p->len && is_quantifier(p->s[end])) {
+                    break;
+                }
+                hex_escape(p, &lit);
+                continue;
             }
             if (strchr("^$.[]()|{}*+?", next)) {
                 jsg_sb_addc(&lit, next);
@@ -330,6 +403,10 @@ static const char * transform(struct pat * p, int depth) {
         } else if (ch == '*' || ch == '+' || ch == '?') {
             if (seq.n == 0 || (!seq.v[seq.n - 1].literal && strcmp(seq.v[seq.n - 1].s, "|") == 0)) {
                 pat_error(p, "Quantifier without a preceding item in pattern");
+                break;
+            }
+            if (ch != '?' && follows_quantifier(p)) {
+                pat_error(p, "Unsupported pattern syntax: a quantifier after a quantifier");
                 break;
             }
             const char q[2] = { ch, '\0' };

@@ -37,7 +37,8 @@ void llama_grammar_stacks_free(struct llama_grammar_stacks * s) {
 
 const uint32_t * llama_grammar_stacks_get(const struct llama_grammar_stacks * s, size_t i, uint32_t * len) {
     *len = s->st[i].len;
-    return s->data + s->st[i].beg;
+    // a set of empty stacks has no data array (and pointer arithmetic on NULL is undefined)
+    return s->data ? s->data + s->st[i].beg : NULL;
 }
 
 static bool set_rehash(struct llama_grammar_stacks * s, uint32_t cap) {

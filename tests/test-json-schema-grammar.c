@@ -34,6 +34,10 @@ static const struct instance_case CASES[] = {
     { "{\"type\": \"string\", \"pattern\": \"^\\\\d{2}[a-c]+\\\\w?$\"}",
       { "\"12abc\"", "\"00a_\"", NULL },
       { "\"1abc\"", "\"12\"", "\"12d\"", "\"12a__\"", NULL } },
+    // hex escapes with their digits, quantified as one character, inside and outside classes
+    { "{\"type\": \"string\", \"pattern\": \"^x\\\\u0041+[\\\\x61-\\\\x63]$\"}",
+      { "\"xAa\"", "\"xAAAc\"", NULL },
+      { "\"xa\"", "\"xAd\"", "\"xAxA\"", "\"x\"", NULL } },
     { "{\"enum\": [\"red\", 42, null, [\"x\"]]}",
       { "\"red\"", "42", "null", "[\"x\"]", NULL },
       { "\"blue\"", "43", "[\"y\"]", "red", NULL } },

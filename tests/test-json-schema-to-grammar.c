@@ -630,6 +630,15 @@ static const char * const REFUSED[] = {
     "{\"type\": \"string\", \"pattern\": \"^a{1,2,3}$\"}",    // too many counts
     "{\"type\": \"string\", \"pattern\": \"^*a$\"}",          // nothing to repeat
     "{\"type\": \"string\", \"pattern\": \"^a|+$\"}",         // nothing to repeat
+    "{\"type\": \"string\", \"pattern\": \"^[]a$\"}",         // empty class (GBNF has none)
+    "{\"type\": \"string\", \"pattern\": \"^\\\\ud+2$\"}",      // \u without its 4 hex digits
+    "{\"type\": \"string\", \"pattern\": \"^[\\\\x4]$\"}",       // \x without its 2 hex digits
+    "{\"type\": \"string\", \"pattern\": \"^[^]a$\"}",        // empty negated class
+    "{\"type\": \"string\", \"pattern\": \"^[z-a]$\"}",       // reversed range
+    "{\"type\": \"string\", \"pattern\": \"^a**$\"}",         // a quantifier after a quantifier (left recursion)
+    "{\"type\": \"string\", \"pattern\": \"^a*+$\"}",
+    "{\"type\": \"string\", \"pattern\": \"^a*{2,}$\"}",
+    "{\"type\": \"string\", \"pattern\": \"^a\\\\\\\\**$\"}",  // regex a\\** : an escaped backslash, then two quantifiers
     "{\"type\": \"string\", \"pattern\": 5}",
     "{\"$ref\": \"https://example.com/schema.json#/definitions/a\"}",
     "{\"$ref\": \"other.json#/a\"}",
