@@ -356,10 +356,20 @@ static void pat_literal(struct pat * p, struct pat_seq * seq) {
         } else if (ch == '"') {
             jsg_sb_add(&lit, "\\\"");
             p->i++;
-        } else if (!is_non_literal(ch) &&
-                   (p->i == p->len - 1 || lit.n == 0 || p->s[p->i + 1] == '.' || !is_non_literal(p->s[p->i + 1]))) {
-            jsg_sb_addc(&lit, ch);
-            p->i++;
+        } else if (!is_non_literal(ch)) {
+            // one character: a UTF-8 sequence is not split, or a quantifier would repeat only its last byte
+            size_t n = 1;
+            while (p->i + n < p->len && ((unsigned char) ch & 0xC0) == 0xC0 && n < 4 &&
+                   ((unsigned char) p->s[p->i + n] & 0xC0) == 0x80) {
+                n++;
+            }
+            const size_t next = p->i + n;
+            // a quantified character is an item of its own: it ends the literal collected so far
+            if (!(next >= p->len || lit.n == 0 || p->s[next] == '.' || !is_non_literal(p->s[next]))) {
+                break;
+            }
+            jsg_sb_addn(&lit, p->s + p->i, n);
+            p->i = next;
         } else {
             break;
         }

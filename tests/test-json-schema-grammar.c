@@ -34,6 +34,10 @@ static const struct instance_case CASES[] = {
     { "{\"type\": \"string\", \"pattern\": \"^\\\\d{2}[a-c]+\\\\w?$\"}",
       { "\"12abc\"", "\"00a_\"", NULL },
       { "\"1abc\"", "\"12\"", "\"12d\"", "\"12a__\"", NULL } },
+    // a quantified multi-byte character repeats the whole character
+    { "{\"type\": \"string\", \"pattern\": \"^a\u00e9+$\"}",
+      { "\"a\u00e9\"", "\"a\u00e9\u00e9\"", NULL },
+      { "\"a\"", "\"ae\"", NULL } },
     // hex escapes with their digits, quantified as one character, inside and outside classes
     { "{\"type\": \"string\", \"pattern\": \"^x\\\\u0041+[\\\\x61-\\\\x63]$\"}",
       { "\"xAa\"", "\"xAAAc\"", NULL },
