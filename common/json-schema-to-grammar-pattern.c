@@ -356,6 +356,10 @@ static void pat_literal(struct pat * p, struct pat_seq * seq) {
         } else if (ch == '"') {
             jsg_sb_add(&lit, "\\\"");
             p->i++;
+        } else if (ch == '\\') {
+            // a backslash with nothing after it (e.g. "\\$" whose $ was taken for the anchor)
+            pat_error(p, "Unsupported pattern syntax: a trailing backslash");
+            p->i++;
         } else if (!is_non_literal(ch)) {
             // one character: a UTF-8 sequence is not split, or a quantifier would repeat only its last byte
             size_t n = 1;
