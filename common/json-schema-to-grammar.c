@@ -19,6 +19,11 @@
 //
 
 static const char * union_rule(struct jsg * c, const char * name, const json_t * const * alts, size_t n) {
+    if (n == 0) {
+        // nothing can match, and GBNF has no empty alternation to say so
+        jsg_add_error(c, "an empty \"type\", \"anyOf\" or \"oneOf\" list matches nothing");
+        return "";
+    }
     struct jsg_sb out = { 0 };
     for (size_t i = 0; i < n; i++) {
         const char * idx = jsg_int_str(c, (long long) i);

@@ -631,6 +631,9 @@ static const char * const REFUSED[] = {
     "{\"type\": \"string\", \"pattern\": \"^*a$\"}",          // nothing to repeat
     "{\"type\": \"string\", \"pattern\": \"^a|+$\"}",         // nothing to repeat
     "{\"type\": \"string\", \"pattern\": \"^[]a$\"}",         // empty class (GBNF has none)
+    "{\"type\": []}",                                     // an empty union matches nothing
+    "{\"anyOf\": []}",
+    "{\"oneOf\": []}",
     "{\"type\": \"string\", \"pattern\": \"^ab\\\\$\"}",        // "\\$": an escaped $, no anchor (a trailing backslash)
     "{\"type\": \"string\", \"pattern\": \"^\\\\ud+2$\"}",      // \u without its 4 hex digits
     "{\"type\": \"string\", \"pattern\": \"^[\\\\x4]$\"}",       // \x without its 2 hex digits
