@@ -4,6 +4,7 @@
 // loop or emit GBNF its parser rejects, an error is reported instead (those places say so).
 #include "json-schema-to-grammar-impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <ctype.h>
 #include <string.h>
@@ -175,6 +176,52 @@ static void hex_escape(struct pat * p, struct jsg_sb * out) {
     p->i += nd + 2;
 }
 
+// the code point of the class member starting at s[i] (a character, a whole UTF-8 sequence or a single-character
+// escape) and its length in *n; false for a class escape (\d ...), a bad escape or the middle of a sequence
+static bool class_member(const struct pat * p, size_t i, uint32_t * cp, size_t * n) {
+    const unsigned char c0 = (unsigned char) p->s[i];
+    if (c0 == '\\') {
+        if (i + 1 >= p->len || class_escape(p->s[i + 1])) {
+            return false;
+        }
+        const char e = p->s[i + 1];
+        const size_t nd = hex_escape_digits(e);
+        if (nd > 0) {
+            if (i + 2 + nd > p->len) {
+                return false;
+            }
+            uint32_t v = 0;
+            for (size_t k = 0; k < nd; k++) {
+                const char h = p->s[i + 2 + k];
+                if (!isxdigit((unsigned char) h)) {
+                    return false;
+                }
+                v = v * 16 + (uint32_t) (isdigit((unsigned char) h) ? h - '0' : (tolower((unsigned char) h) - 'a' + 10));
+            }
+            *cp = v;
+            *n  = 2 + nd;
+            return true;
+        }
+        *cp = e == 'n' ? 0x0A : e == 't' ? 0x09 : e == 'r' ? 0x0D : e == 'f' ? 0x0C : e == 'v' ? 0x0B : (unsigned char) e;
+        *n  = 2;
+        return true;
+    }
+    if ((c0 & 0xC0) == 0x80) {
+        return false;
+    }
+    const size_t len = c0 < 0x80 ? 1 : c0 >= 0xF0 ? 4 : c0 >= 0xE0 ? 3 : 2;
+    if (i + len > p->len) {
+        return false;
+    }
+    uint32_t v = len == 1 ? c0 : len == 2 ? (c0 & 0x1Fu) : len == 3 ? (c0 & 0x0Fu) : (c0 & 0x07u);
+    for (size_t k = 1; k < len; k++) {
+        v = (v << 6) | ((unsigned char) p->s[i + k] & 0x3Fu);
+    }
+    *cp = v;
+    *n  = len;
+    return true;
+}
+
 static const char * transform(struct pat * p, int depth);
 
 static void pat_group(struct pat * p, struct pat_seq * seq, int depth) {
@@ -215,8 +262,10 @@ static void pat_class(struct pat * p, struct pat_seq * seq) {
         pat_error(p, "Unsupported pattern syntax: empty character class");
     }
     while (p->i < p->len && p->s[p->i] != ']') {
-        if (p->s[p->i] != '\\' && p->i + 2 < p->len && p->s[p->i + 1] == '-' && p->s[p->i + 2] != ']' &&
-            p->s[p->i + 2] != '\\' && (unsigned char) p->s[p->i + 2] < (unsigned char) p->s[p->i]) {
+        uint32_t lo, hi;
+        size_t n_lo, n_hi;
+        if (class_member(p, p->i, &lo, &n_lo) && p->i + n_lo + 1 < p->len && p->s[p->i + n_lo] == '-' &&
+            p->s[p->i + n_lo + 1] != ']' && class_member(p, p->i + n_lo + 1, &hi, &n_hi) && hi < lo) {
             pat_error(p, "Unsupported pattern syntax: reversed range in a character class");
         }
         if (p->s[p->i] == '\\' && p->i + 1 < p->len && hex_escape_digits(p->s[p->i + 1]) > 0) {

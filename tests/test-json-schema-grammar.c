@@ -34,6 +34,10 @@ static const struct instance_case CASES[] = {
     { "{\"type\": \"string\", \"pattern\": \"^\\\\d{2}[a-c]+\\\\w?$\"}",
       { "\"12abc\"", "\"00a_\"", NULL },
       { "\"1abc\"", "\"12\"", "\"12d\"", "\"12a__\"", NULL } },
+    // ranges whose ends are escapes or multi-byte characters
+    { "{\"type\": \"string\", \"pattern\": \"^[\\\\x20-\\\\?][\u00e8-\u00e9]$\"}",
+      { "\" \u00e8\"", "\"?\u00e9\"", NULL },
+      { "\"@\u00e9\"", "\" e\"", NULL } },
     // a quantified multi-byte character repeats the whole character
     { "{\"type\": \"string\", \"pattern\": \"^a\u00e9+$\"}",
       { "\"a\u00e9\"", "\"a\u00e9\u00e9\"", NULL },

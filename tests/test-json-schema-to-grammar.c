@@ -631,6 +631,8 @@ static const char * const REFUSED[] = {
     "{\"type\": \"string\", \"pattern\": \"^*a$\"}",          // nothing to repeat
     "{\"type\": \"string\", \"pattern\": \"^a|+$\"}",         // nothing to repeat
     "{\"type\": \"string\", \"pattern\": \"^[]a$\"}",         // empty class (GBNF has none)
+    "{\"type\": \"string\", \"pattern\": \"^[l-\\\\?]$\"}",       // reversed range to an escaped character
+    "{\"type\": \"string\", \"pattern\": \"^[\u00e9-\u00e8]$\"}",    // reversed range of two-byte characters
     "{\"type\": []}",                                     // an empty union matches nothing
     "{\"anyOf\": []}",
     "{\"oneOf\": []}",
