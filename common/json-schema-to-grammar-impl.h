@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #define JSG_NO_MAX    INT_MAX   // "no upper bound" for repetitions (llama.cpp: numeric_limits<int>::max())
+#define JSG_MAX_REPETITION 2000 // the largest {m,n} count GBNF parsers take
 #define JSG_MAX_DEPTH 256       // nested schemas / refs followed before giving up (keeps the C stack bounded)
 
 // growable string; s is NUL-terminated once anything was added (NULL before); oom: an allocation failed

@@ -167,6 +167,12 @@ const char * jsg_build_repetition(struct jsg * c, const char * item, int min_ite
     if (max_items == 0) {
         return "";
     }
+    // GBNF parsers unroll {m,n} and refuse counts above 2000 (llama.cpp's MAX_REPETITION_THRESHOLD)
+    if (min_items > JSG_MAX_REPETITION || (has_max && max_items > JSG_MAX_REPETITION)) {
+        jsg_add_error(c, "repetition count %d exceeds %d", has_max && max_items > min_items ? max_items : min_items,
+                      JSG_MAX_REPETITION);
+        return "";
+    }
     if (min_items == 0 && max_items == 1) {
         return JSG_CAT(c, item, "?");
     }

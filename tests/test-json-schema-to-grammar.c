@@ -633,6 +633,9 @@ static const char * const REFUSED[] = {
     "{\"type\": \"string\", \"pattern\": \"^[]a$\"}",         // empty class (GBNF has none)
     "{\"type\": \"string\", \"pattern\": \"^[l-\\\\?]$\"}",       // reversed range to an escaped character
     "{\"type\": \"string\", \"pattern\": \"^[\u00e9-\u00e8]$\"}",    // reversed range of two-byte characters
+    "{\"type\": \"string\", \"pattern\": \"^a{2001}$\"}",         // more repetitions than GBNF parsers unroll
+    "{\"type\": \"string\", \"minLength\": 2001}",
+    "{\"type\": \"array\", \"items\": {}, \"maxItems\": 5000}",
     "{\"type\": []}",                                     // an empty union matches nothing
     "{\"anyOf\": []}",
     "{\"oneOf\": []}",
