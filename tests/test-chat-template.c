@@ -8,33 +8,12 @@
 // built-in template ("...assistant\n\n<｜User｜>Hello<｜Assistant｜>Hi there<｜end▁of▁sentence｜>...").
 #include "harness.h"
 
+#include "chat-conversations.h"
 #include "llama-chat.h"
 #include "llama.h"
 
 #include <stdint.h>
 
-static const struct llama_chat_message CONV[] = {
-    { "system",    "You are a helpful assistant" },
-    { "user",      "Hello" },
-    { "assistant", "Hi there" },
-    { "user",      "Who are you" },
-    { "assistant", "   I am an assistant   " },
-    { "user",      "Another question" },
-};
-#define N_CONV (sizeof(CONV) / sizeof(CONV[0]))
-
-// test_cases[] "ibm-granite/granite-3.x (tool call)" .extra_conversation
-static const struct llama_chat_message EXTRA_GRANITE_3[] = {
-    { "user",                "What is the weather?" },
-    { "assistant_tool_call", "[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"NYC\"}}]" },
-    { "tool_response",       "{\"temperature\": 72}" },
-};
-// test_cases[] "ibm-granite/granite-4.0 (tool call)" / "granite-4.1" .extra_conversation
-static const struct llama_chat_message EXTRA_GRANITE_4[] = {
-    { "user",                "What is the weather?" },
-    { "assistant_tool_call", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"NYC\"}}\n</tool_call>" },
-    { "tool_response",       "{\"temperature\": 72}" },
-};
 static const struct llama_chat_message EXTRA_TOOL[] = {
     { "tool", "  72F  " },
 };

@@ -8,6 +8,7 @@
 // GigaChat is skipped as upstream does (supported_with_jinja = false: it needs additional_special_tokens).
 #include "harness.h"
 
+#include "chat-conversations.h"
 #include "chat-template-jinja.h"
 #include "llama.h"
 
@@ -17,28 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-static const struct llama_chat_message CONV[] = {
-    { "system",    "You are a helpful assistant" },
-    { "user",      "Hello" },
-    { "assistant", "Hi there" },
-    { "user",      "Who are you" },
-    { "assistant", "   I am an assistant   " },
-    { "user",      "Another question" },
-};
-#define N_CONV (sizeof(CONV) / sizeof(CONV[0]))
-
-// test_cases[] "ibm-granite/granite-3.x (tool call)" .extra_conversation
-static const struct llama_chat_message EXTRA_GRANITE_3[] = {
-    { "user",                "What is the weather?" },
-    { "assistant_tool_call", "[{\"name\": \"get_weather\", \"arguments\": {\"location\": \"NYC\"}}]" },
-    { "tool_response",       "{\"temperature\": 72}" },
-};
-// test_cases[] "ibm-granite/granite-4.0 (tool call)" / "granite-4.1" .extra_conversation
-static const struct llama_chat_message EXTRA_GRANITE_4[] = {
-    { "user",                "What is the weather?" },
-    { "assistant_tool_call", "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"location\": \"NYC\"}}\n</tool_call>" },
-    { "tool_response",       "{\"temperature\": 72}" },
-};
 
 #define GRANITE_BASE                                                                             \
     "<|start_of_role|>system<|end_of_role|>You are a helpful assistant<|end_of_text|>\n"         \
