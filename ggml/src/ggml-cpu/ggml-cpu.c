@@ -745,16 +745,17 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
             if (k->vec_dot_type == GGML_TYPE_COUNT) {
                 return 0;
             }
-            size_t sz = pad_cl(ggml_row_size(k->vec_dot_type, s1->ne[0]) * (size_t) ggml_nrows(s1));
+            size_t sz;
             if (node->op == GGML_OP_MUL_MAT) {
+                // the vec path's converted activations (per thread for a few rows), see ops-matmul.c
                 struct ggml_tensor * self = (struct ggml_tensor *) node;
-                const size_t vec_sz = ggml_cpu_mul_mat_vec_work_size(&self, 1, n_threads);
-                sz = vec_sz > sz ? vec_sz : sz;
-            }
-            if (node->op == GGML_OP_MUL_MAT_ID) {
-                // the routing: n_as + 1 expert offsets and the (slot, token) pairs sorted by expert
+                sz = ggml_cpu_mul_mat_vec_work_size(&self, 1, n_threads);
+            } else {
+                // the converted activations, then the routing: n_as + 1 expert offsets and the (slot, token)
+                // pairs sorted by expert
                 const struct ggml_tensor * ids = node->src[2];
-                sz += pad_cl(sizeof(int32_t) * ((size_t) s0->ne[2] + 1 + 2 * (size_t) (ids->ne[0] * ids->ne[1])));
+                sz = pad_cl(ggml_row_size(k->vec_dot_type, s1->ne[0]) * (size_t) ggml_nrows(s1)) +
+                     pad_cl(sizeof(int32_t) * ((size_t) s0->ne[2] + 1 + 2 * (size_t) (ids->ne[0] * ids->ne[1])));
             }
             const size_t gemm_sz = ggml_cpu_mul_mat_gemm_work_size(node, n_threads);
             return gemm_sz > sz ? gemm_sz : sz;

@@ -168,6 +168,7 @@ static inline float fa_row_score(const struct fa_args * a, const struct ggml_cpu
 static void fa_rows(const struct ggml_compute_params * params, const struct fa_args * a) {
     const struct ggml_tensor * q = a->q, * k = a->k, * v = a->v;
     const struct ggml_cpu_fa_kernels * fk = a->fk;
+    const struct ggml_cpu_expf_kernels * ek = ggml_cpu_expf_kernels_get(); // once, not per block
     const int64_t DK = a->DK, DV = a->DV;
 
     const struct ggml_cpu_type_kernels * kk = ggml_cpu_get_kernels(k->type);
@@ -264,7 +265,7 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
                     if (nr == 0) {
                         continue;
                     }
-                    ggml_cpu_vec_expf(nr, eb, eb);
+                    ek->exp(nr, eb, eb);
                     for (int r = 0; r < nr; r++) {
                         msb[r] = new_max[r] ? eb[r] : 1.0f; // rescale of the accumulator on a new maximum
                         vsb[r] = new_max[r] ? 1.0f : eb[r]; // exp(s - M)

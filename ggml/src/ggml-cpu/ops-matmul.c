@@ -172,6 +172,7 @@ struct mm_vec_job {
     const char * act;  // converted activation rows (row r at r * act_row); NULL: src1's own rows are used
     size_t act_row;
     bool repacked;
+    ggml_cpu_repack_gemv_t gemv; // repacked: the active ISA's gemv of the type
     int64_t blck0;     // weight rows per chunk (repacked: groups of GGML_CPU_REPACK_ROWS rows)
     int64_t nchunk0;   // chunks along the weight rows
     int64_t nchunks;
@@ -231,6 +232,7 @@ static void mm_vec_job_init(struct mm_vec_job * job, struct ggml_tensor * dst, i
     const struct ggml_tensor * src1 = dst->src[1];
     job->dst = dst;
     job->repacked = ggml_cpu_repack_is_repacked(src0);
+    job->gemv = job->repacked ? ggml_cpu_repack_gemv(src0->type, -1) : NULL;
     if (job->repacked) {
         // about 8 chunks of row groups per thread, so that uneven thread speeds even out; a chunk runs every
         // column, so columns after the first read its weights from cache, not memory
@@ -270,14 +272,13 @@ static void mm_vec_run_repacked(const struct mm_vec_job * job, int64_t chunk) {
     const int64_t ngroups = src0->ne[1] / GGML_CPU_REPACK_ROWS;
     const int64_t g0 = chunk * job->blck0;
     const int64_t ng = ngroups - g0 < job->blck0 ? ngroups - g0 : job->blck0;
-    const ggml_cpu_repack_gemv_t gemv = ggml_cpu_repack_gemv(src0->type, -1);
     const int64_t ne11 = dst->ne[1], ne12 = dst->ne[2];
     const int64_t nr1 = ne11 * ne12 * dst->ne[3];
     for (int64_t ir1 = 0; ir1 < nr1; ir1++) {
         const int64_t i11 = ir1 % ne11, i12 = (ir1 / ne11) % ne12, i13 = ir1 / (ne11 * ne12);
         float * d = (float *) ((char *) dst->data + i11 * dst->nb[1] + i12 * dst->nb[2] + i13 * dst->nb[3]) +
                     g0 * GGML_CPU_REPACK_ROWS;
-        gemv(src0->ne[0], d, (const char *) src0->data + g0 * GGML_CPU_REPACK_ROWS * src0->nb[1],
+        job->gemv(src0->ne[0], d, (const char *) src0->data + g0 * GGML_CPU_REPACK_ROWS * src0->nb[1],
              mm_vec_act(job, ir1), ng);
     }
 }
