@@ -91,13 +91,14 @@ bool common_chat_history_init(struct common_chat_history * chat, const struct ll
         chat->jinja = jinja_init(tmpl, model);
     }
     if (override) {
-        if (!template_works(tmpl) && !chat->jinja) {
+        const bool builtin_works = template_works(tmpl);
+        if (!builtin_works && !chat->jinja) {
             snprintf(err, err_size, "the chat template '%s' is not supported (use one of the built-in template names)",
                      tmpl);
             return false;
         }
         chat->explicit_tmpl = true;
-        if (!template_works(tmpl)) {
+        if (!builtin_works) {
             tmpl = "chatml"; // only used when a Jinja rendering fails
         }
     } else {

@@ -128,6 +128,10 @@ static void test_operators(void) {
     // Jinja (unlike Python) binds unary minus tighter than ** and looser than filters
     R("{{ -3 }} {{ -(1 + 2) }} {{ - 2 ** 2 }} {{ -3 | abs }}", NULL, "-3 -3 4 -3");
     R("{{ {'a': {'b': [10, 20]}}.a.b[1] }} {{ {'a': 1}['a'] }} {{ [1, 2, 3][-1] }}", NULL, "20 1 3");
+    // a code point per index, from either end; past the end is undefined (prints nothing)
+    R("{{ 'h\u00e9llo'[1] }}{{ 'h\u00e9llo'[-1] }}{{ 'h\u00e9llo'[0] }}|{{ 'ab'[2] }}|", NULL, "\u00e9oh||");
+    // integer powers are exact past 64 factors; an empty string repeated any number of times is empty (no loop)
+    R("{{ (-1) ** 65 }} {{ 3 ** 3 }} {{ 2 ** 0 }} [{{ '' * 1000000000000000 }}]", NULL, "-1 27 1 []");
     R("{{ 'hello'[1:3] }} {{ 'hello'[::-1] }} {{ [1, 2, 3, 4][1:] }} {{ [1, 2, 3][:-1] }} {{ [1, 2, 3, 4][::2] }}",
       NULL, "el olleh [2, 3, 4] [1, 2] [1, 3]");
     R("{{ m.content }}|{{ m.missing }}|{{ m['role'] }}", "{\"m\": {\"role\": \"user\", \"content\": \"hi\"}}",

@@ -54,16 +54,8 @@ static jv lookup(struct jctx * c, const char * name) {
 }
 
 static void assign(struct jctx * c, const char * name, jv v) {
-    struct jdict * d = c->scope->vars.u.dict;
-    const size_t n = strlen(name);
-    for (size_t i = 0; i < d->n; i++) {
-        if (d->keys[i].u.str.n == n && memcmp(d->keys[i].u.str.s, name, n) == 0) {
-            d->vals[i] = v;
-            return;
-        }
-    }
-    // the name lives in the AST or the arena for the whole render: no copy needed
-    jv_dict_set(c->e, c->scope->vars, jv_strn(name, n), v);
+    // the name lives in the AST, the arena or static storage for the whole render: no copy needed
+    jv_dict_set(c->e, c->scope->vars, jv_strn(name, strlen(name)), v);
 }
 
 static jv eval(struct jctx * c, const struct jnode * n);
@@ -80,7 +72,7 @@ static jv concat_str(struct jctx * c, jv a, jv b) {
     struct jbuf buf = { 0 };
     jv_write_str(c->e, &buf, a);
     jv_write_str(c->e, &buf, b);
-    return jv_strn(buf.s ? buf.s : "", buf.n);
+    return jbuf_value(&buf);
 }
 
 static bool contains(struct jctx * c, jv hay, jv needle, size_t pos) {
@@ -89,15 +81,7 @@ static bool contains(struct jctx * c, jv hay, jv needle, size_t pos) {
             if (needle.t != JV_STR) {
                 jerr(c->e, pos, "'in <string>' requires a string, got %s", jv_type_name(needle));
             }
-            if (needle.u.str.n == 0) {
-                return true;
-            }
-            for (size_t i = 0; i + needle.u.str.n <= hay.u.str.n; i++) {
-                if (memcmp(hay.u.str.s + i, needle.u.str.s, needle.u.str.n) == 0) {
-                    return true;
-                }
-            }
-            return false;
+            return jinja_find(hay.u.str.s, hay.u.str.n, needle.u.str.s, needle.u.str.n) != NULL;
         case JV_LIST:
             for (size_t i = 0; i < hay.u.list->n; i++) {
                 if (jv_equal(hay.u.list->items[i], needle)) {
@@ -121,12 +105,7 @@ static int compare(struct jctx * c, jv a, jv b, size_t pos) {
         return x < y ? -1 : x > y;
     }
     if (a.t == JV_STR && b.t == JV_STR) {
-        size_t n = a.u.str.n < b.u.str.n ? a.u.str.n : b.u.str.n;
-        int r = memcmp(a.u.str.s, b.u.str.s, n);
-        if (r != 0) {
-            return r < 0 ? -1 : 1;
-        }
-        return a.u.str.n < b.u.str.n ? -1 : a.u.str.n > b.u.str.n;
+        return jv_str_cmp(a, b);
     }
     if (a.t == JV_LIST && b.t == JV_LIST) {
         size_t n = a.u.list->n < b.u.list->n ? a.u.list->n : b.u.list->n;
@@ -180,10 +159,11 @@ static jv binop(struct jctx * c, int op, jv a, jv b, size_t pos) {
         jv s = a.t == JV_STR ? a : b;
         int64_t k = a.t == JV_INT ? a.u.i : b.u.i;
         struct jbuf buf = { 0 };
-        for (int64_t i = 0; i < k; i++) {
+        // an empty string would never reach the output cap, so `"" * 10**15` must not loop
+        for (int64_t i = 0; i < k && s.u.str.n > 0; i++) {
             jbuf_put(c->e, &buf, s.u.str.s, s.u.str.n);
         }
-        return jv_strn(buf.s ? buf.s : "", buf.n);
+        return jbuf_value(&buf);
     }
     if (!is_num(a) || !is_num(b)) {
         static const char * const NAMES[] = { "+", "-", "*", "/", "//", "%", "**" };
@@ -232,11 +212,15 @@ static jv binop(struct jctx * c, int op, jv a, jv b, size_t pos) {
             }
         case OP_POW:
             if (ints && y >= 0) {
-                int64_t r = 1;
-                for (int64_t i = 0; i < y && i < 64; i++) {
-                    r = (int64_t) ((uint64_t) r * (uint64_t) x);
+                // square-and-multiply modulo 2^64 (so (-1) ** 65 is -1, and a huge y costs 63 steps at most)
+                uint64_t r = 1, base = (uint64_t) x;
+                for (uint64_t e = (uint64_t) y; e; e >>= 1) {
+                    if (e & 1) {
+                        r *= base;
+                    }
+                    base *= base;
                 }
-                return jv_int(r);
+                return jv_int((int64_t) r);
             }
             return jv_float(pow(fx, fy));
         default:
@@ -251,7 +235,7 @@ static size_t * utf8_offsets(struct jenv * e, const char * s, size_t len, size_t
     size_t * off = jalloc(e, (len + 1) * sizeof(size_t));
     size_t k = 0;
     for (size_t i = 0; i < len; i++) {
-        if (((unsigned char) s[i] & 0xC0) != 0x80) {
+        if (!jinja_utf8_is_cont(s[i])) {
             off[k++] = i;
         }
     }
@@ -283,15 +267,27 @@ static jv index_value(struct jctx * c, jv obj, jv key, size_t pos) {
             }
             return i >= 0 && i < n ? obj.u.list->items[i] : jv_undef();
         }
-        size_t n;
-        size_t * off = utf8_offsets(c->e, obj.u.str.s, obj.u.str.n, &n);
+        // one code point: found by scanning, without the offset table a slice builds (a loop over s[i] stays cheap)
+        const char * s = obj.u.str.s;
+        const size_t len = obj.u.str.n;
+        const int64_t n = (int64_t) jinja_utf8_count(s, len);
         if (i < 0) {
-            i += (int64_t) n;
+            i += n;
         }
-        if (i < 0 || i >= (int64_t) n) {
+        if (i < 0 || i >= n) {
             return jv_undef();
         }
-        return jv_strn(obj.u.str.s + off[i], off[i + 1] - off[i]);
+        size_t b = 0;
+        for (int64_t k = -1;; b++) {
+            if (!jinja_utf8_is_cont(s[b]) && ++k == i) {
+                break;
+            }
+        }
+        size_t e = b + 1;
+        while (e < len && jinja_utf8_is_cont(s[e])) {
+            e++;
+        }
+        return jv_strn(s + b, e - b);
     }
     if (obj.t == JV_UNDEF || obj.t == JV_NONE) {
         return jv_undef();
@@ -364,7 +360,7 @@ static jv slice_value(struct jctx * c, jv obj, jv vstart, jv vstop, jv vstep, si
     for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
         jbuf_put(c->e, &b, obj.u.str.s + off[i], off[i + 1] - off[i]);
     }
-    return jv_strn(b.s ? b.s : "", b.n);
+    return jbuf_value(&b);
 }
 
 // ---- calls -----------------------------------------------------------------------------------------------
@@ -396,7 +392,7 @@ static jv render_body(struct jctx * c, const struct jnode * body, struct jscope 
     c->out = saved_out;
     c->scope = saved_scope;
     c->loop_ctl = saved_ctl;
-    return jv_strn(out.s ? out.s : "", out.n);
+    return jbuf_value(&out);
 }
 
 static jv call_macro(struct jctx * c, const struct jfunc * f, struct jargs * a, size_t pos, jv caller) {
@@ -571,13 +567,9 @@ static void bind_loop_targets(struct jctx * c, const struct jnode * n, jv item) 
     }
 }
 
+// k is a string literal: no copy needed
 static void put_kv(struct jctx * c, jv d, const char * k, jv v) {
-    jv * slot = jv_dict_get(d, k, strlen(k));
-    if (slot) {
-        *slot = v;
-    } else {
-        jv_dict_set(c->e, d, jv_str(c->e, k), v);
-    }
+    jv_dict_set(c->e, d, jv_strn(k, strlen(k)), v);
 }
 
 static void exec_for(struct jctx * c, const struct jnode * n) {

@@ -6,21 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static jv mkstr(struct jbuf * b) { return jv_strn(b->s ? b->s : "", b->n); }
-
 static void need(struct jctx * c, jv v, enum jv_type t, const char * what, size_t pos) {
     if (v.t != t) {
         jerr(c->e, pos, "%s expects a %s, got %s", what, t == JV_STR ? "string" : t == JV_LIST ? "list" : "dict",
              jv_type_name(v));
     }
-}
-
-static size_t utf8_len(jv s) {
-    size_t k = 0;
-    for (size_t i = 0; i < s.u.str.n; i++) {
-        k += ((unsigned char) s.u.str.s[i] & 0xC0) != 0x80;
-    }
-    return k;
 }
 
 // `attribute` may be dotted ("function.name") or an index ("0")
@@ -68,9 +58,7 @@ static int cmp_values(struct jctx * c, jv a, jv b, bool ci) {
             a = jinja_case(c, a, 1);
             b = jinja_case(c, b, 1);
         }
-        size_t n = a.u.str.n < b.u.str.n ? a.u.str.n : b.u.str.n;
-        int r = memcmp(a.u.str.s, b.u.str.s, n);
-        return r ? (r < 0 ? -1 : 1) : (a.u.str.n < b.u.str.n ? -1 : a.u.str.n > b.u.str.n);
+        return jv_str_cmp(a, b);
     }
     double x = a.t == JV_INT ? (double) a.u.i : a.t == JV_FLOAT ? a.u.f : a.t == JV_BOOL ? a.u.b : 0;
     double y = b.t == JV_INT ? (double) b.u.i : b.t == JV_FLOAT ? b.u.f : b.t == JV_BOOL ? b.u.b : 0;
@@ -114,7 +102,7 @@ jv jinja_apply_filter(struct jctx * c, const char * f, jv v, struct jargs * a, s
     }
     if (!strcmp(f, "length") || !strcmp(f, "count")) {
         switch (v.t) {
-            case JV_STR:   return jv_int((int64_t) utf8_len(v));
+            case JV_STR:   return jv_int((int64_t) jinja_utf8_count(v.u.str.s, v.u.str.n));
             case JV_LIST:  return jv_int((int64_t) v.u.list->n);
             case JV_DICT:  return jv_int((int64_t) v.u.dict->n);
             case JV_UNDEF:
@@ -142,7 +130,7 @@ jv jinja_apply_filter(struct jctx * c, const char * f, jv v, struct jargs * a, s
         }
         struct jbuf b = { 0 };
         jv_write_json(c->e, &b, v, &o, 0);
-        return mkstr(&b);
+        return jbuf_value(&b);
     }
     if (!strcmp(f, "string")) {
         return jv_to_string(c->e, v);
@@ -164,7 +152,7 @@ jv jinja_apply_filter(struct jctx * c, const char * f, jv v, struct jargs * a, s
                 default:   jbuf_putc(c->e, &b, s.u.str.s[i]);
             }
         }
-        return mkstr(&b);
+        return jbuf_value(&b);
     }
     if (!strcmp(f, "int")) {
         jv d = jarg(a, 0, "default");
@@ -223,7 +211,7 @@ jv jinja_apply_filter(struct jctx * c, const char * f, jv v, struct jargs * a, s
             jv x = items.u.list->items[i];
             jv_write_str(c->e, &b, attr.t != JV_UNDEF ? get_attr_path(c, x, attr, pos) : x);
         }
-        return mkstr(&b);
+        return jbuf_value(&b);
     }
     if (!strcmp(f, "default") || !strcmp(f, "d")) {
         jv dflt = jarg(a, 0, "default_value");
@@ -324,7 +312,7 @@ jv jinja_apply_filter(struct jctx * c, const char * f, jv v, struct jargs * a, s
             for (size_t i = chars.u.list->n; i-- > 0;) {
                 jv_write_str(c->e, &b, chars.u.list->items[i]);
             }
-            return mkstr(&b);
+            return jbuf_value(&b);
         }
         jv items = jinja_iter_list(c, v, pos);
         jv out = jv_list_new(c->e);
@@ -423,7 +411,7 @@ jv jinja_apply_filter(struct jctx * c, const char * f, jv v, struct jargs * a, s
             p = nl + 1;
             first_line = false;
         }
-        return mkstr(&b);
+        return jbuf_value(&b);
     }
     if (!strcmp(f, "wordcount")) {
         v = jv_to_string(c->e, v);
@@ -473,12 +461,7 @@ bool jinja_run_test(struct jctx * c, const char * t, jv v, struct jargs * a, siz
             return jv_dict_getv(arg, v) != NULL;
         }
         if (arg.t == JV_STR && v.t == JV_STR) {
-            for (size_t i = 0; i + v.u.str.n <= arg.u.str.n; i++) {
-                if (memcmp(arg.u.str.s + i, v.u.str.s, v.u.str.n) == 0) {
-                    return true;
-                }
-            }
-            return false;
+            return jinja_find(arg.u.str.s, arg.u.str.n, v.u.str.s, v.u.str.n) != NULL;
         }
         return false;
     }

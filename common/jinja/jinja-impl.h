@@ -100,8 +100,19 @@ jv * jv_dict_getv(jv dict, jv key);
 
 bool         jv_truthy(jv v);
 bool         jv_equal(jv a, jv b);
+int          jv_str_cmp(jv a, jv b); // two strings by bytes, shorter prefix first: -1, 0 or 1
 const char * jv_type_name(jv v);
 jv           jv_from_json(struct jenv * e, const json_t * j);
+
+// code points of UTF-8 text: the bytes that are not continuation bytes (10xxxxxx)
+static inline bool jinja_utf8_is_cont(char ch) { return ((unsigned char) ch & 0xC0) == 0x80; }
+static inline size_t jinja_utf8_count(const char * s, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        k += !jinja_utf8_is_cont(s[i]);
+    }
+    return k;
+}
 
 // growable text buffer in the arena
 struct jbuf {
@@ -109,6 +120,8 @@ struct jbuf {
     size_t n, cap;
     size_t limit;
 };
+// the buffer's text as a string value (an untouched buffer has no storage yet: "")
+static inline jv jbuf_value(const struct jbuf * b) { return jv_strn(b->s ? b->s : "", b->n); }
 void jbuf_put(struct jenv * e, struct jbuf * b, const char * s, size_t n);
 void jbuf_putc(struct jenv * e, struct jbuf * b, char ch);
 void jbuf_printf(struct jenv * e, struct jbuf * b, const char * fmt, ...)
@@ -222,6 +235,8 @@ jv jinja_strip(jv s, const char * chars, size_t nchars, bool left, bool right); 
 jv jinja_case(struct jctx * c, jv s, int mode); // 0 upper, 1 lower, 2 capitalize, 3 title
 jv jinja_replace(struct jctx * c, jv s, jv old, jv new_, int64_t count, size_t pos);
 jv jinja_dict_items(struct jctx * c, jv d);
+// first occurrence of needle[0..nn) in h[0..hn) (h itself for an empty needle), NULL if none
+const char * jinja_find(const char * h, size_t hn, const char * needle, size_t nn);
 
 // argument helpers: the i-th positional or the keyword `name`, else undefined
 jv   jarg(struct jargs * a, size_t i, const char * name);

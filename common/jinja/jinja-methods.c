@@ -11,8 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-static jv mkstr(struct jbuf * b) { return jv_strn(b->s ? b->s : "", b->n); }
-
 static const char * need_str(struct jctx * c, jv v, const char * what, size_t pos, size_t * n) {
     if (v.t != JV_STR) {
         jerr(c->e, pos, "%s expects a string, got %s", what, jv_type_name(v));
@@ -113,7 +111,7 @@ static jv m_removesuffix(struct jctx * c, jv s, struct jargs * a, size_t pos) {
     return has_affix(s, x, false) ? jv_strn(s.u.str.s, s.u.str.n - x.u.str.n) : s;
 }
 
-static const char * find_sub(const char * h, size_t hn, const char * n, size_t nn) {
+const char * jinja_find(const char * h, size_t hn, const char * n, size_t nn) {
     if (nn == 0) {
         return h;
     }
@@ -179,7 +177,7 @@ static jv m_split(struct jctx * c, jv s, struct jargs * a, size_t pos) {
         jerr(c->e, pos, "split: empty separator");
     }
     for (;;) {
-        const char * q = maxsplit == 0 ? NULL : find_sub(p, (size_t) (end - p), ss, sn);
+        const char * q = maxsplit == 0 ? NULL : jinja_find(p, (size_t) (end - p), ss, sn);
         if (!q) {
             jv_list_push(c->e, out, jv_strn(p, (size_t) (end - p)));
             return out;
@@ -226,10 +224,10 @@ jv jinja_replace(struct jctx * c, jv s, jv old, jv new_, int64_t count, size_t p
                 jbuf_putc(c->e, &b, s.u.str.s[i]);
             }
         }
-        return mkstr(&b);
+        return jbuf_value(&b);
     }
     while (p < end) {
-        const char * q = count == 0 ? NULL : find_sub(p, (size_t) (end - p), os, on);
+        const char * q = count == 0 ? NULL : jinja_find(p, (size_t) (end - p), os, on);
         if (!q) {
             break;
         }
@@ -241,7 +239,7 @@ jv jinja_replace(struct jctx * c, jv s, jv old, jv new_, int64_t count, size_t p
         }
     }
     jbuf_put(c->e, &b, p, (size_t) (end - p));
-    return mkstr(&b);
+    return jbuf_value(&b);
 }
 
 static jv m_replace(struct jctx * c, jv s, struct jargs * a, size_t pos) {
@@ -252,7 +250,7 @@ static jv m_replace(struct jctx * c, jv s, struct jargs * a, size_t pos) {
 static jv m_find(struct jctx * c, jv s, struct jargs * a, size_t pos) {
     size_t n;
     const char * x = need_str(c, jarg(a, 0, NULL), "find", pos, &n);
-    const char * q = find_sub(s.u.str.s, s.u.str.n, x, n);
+    const char * q = jinja_find(s.u.str.s, s.u.str.n, x, n);
     return jv_int(q ? (int64_t) (q - s.u.str.s) : -1);
 }
 
@@ -272,7 +270,7 @@ static jv m_count(struct jctx * c, jv s, struct jargs * a, size_t pos) {
     }
     const char * p = s.u.str.s, * end = s.u.str.s + s.u.str.n;
     const char * q;
-    while ((q = find_sub(p, (size_t) (end - p), xs, n)) != NULL) {
+    while ((q = jinja_find(p, (size_t) (end - p), xs, n)) != NULL) {
         k++;
         p = q + n;
     }
@@ -288,7 +286,7 @@ static jv m_join(struct jctx * c, jv s, struct jargs * a, size_t pos) {
         }
         jv_write_str(c->e, &b, items.u.list->items[i]);
     }
-    return mkstr(&b);
+    return jbuf_value(&b);
 }
 
 // str.format: {} / {0} / {name} replacement fields (no format specs)
@@ -327,7 +325,7 @@ static jv m_format(struct jctx * c, jv s, struct jargs * a, size_t pos) {
         jv_write_str(c->e, &b, v);
         i = (size_t) (close - s.u.str.s);
     }
-    return mkstr(&b);
+    return jbuf_value(&b);
 }
 
 static jv str_pred(jv s, int kind) {
@@ -655,7 +653,7 @@ jv jinja_iter_list(struct jctx * c, jv v, size_t pos) {
             size_t i = 0;
             while (i < v.u.str.n) {
                 size_t k = 1;
-                while (i + k < v.u.str.n && ((unsigned char) v.u.str.s[i + k] & 0xC0) == 0x80) {
+                while (i + k < v.u.str.n && jinja_utf8_is_cont(v.u.str.s[i + k])) {
                     k++;
                 }
                 jv_list_push(c->e, out, jv_strn(v.u.str.s + i, k));

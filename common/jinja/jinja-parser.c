@@ -128,7 +128,7 @@ static struct jnode * parse_primary(struct parser * P) {
                 struct jbuf b = { 0 };
                 jbuf_put(P->e, &b, n->value.u.str.s, n->value.u.str.n);
                 jbuf_put(P->e, &b, u->s, u->n);
-                n->value = jv_strn(b.s ? b.s : "", b.n);
+                n->value = jbuf_value(&b);
             }
             break;
         }

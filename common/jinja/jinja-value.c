@@ -156,6 +156,15 @@ void jv_dict_set(struct jenv * e, jv dict, jv key, jv val) {
     d->n++;
 }
 
+int jv_str_cmp(jv a, jv b) {
+    const size_t n = a.u.str.n < b.u.str.n ? a.u.str.n : b.u.str.n;
+    const int r = memcmp(a.u.str.s, b.u.str.s, n);
+    if (r != 0) {
+        return r < 0 ? -1 : 1;
+    }
+    return (a.u.str.n > b.u.str.n) - (a.u.str.n < b.u.str.n);
+}
+
 bool jv_truthy(jv v) {
     switch (v.t) {
         case JV_UNDEF:
@@ -471,12 +480,6 @@ static void json_newline(struct jenv * e, struct jbuf * b, int indent, int level
     }
 }
 
-static int key_cmp(jv a, jv b) {
-    size_t n = a.u.str.n < b.u.str.n ? a.u.str.n : b.u.str.n;
-    int r = memcmp(a.u.str.s, b.u.str.s, n);
-    return r ? r : (a.u.str.n > b.u.str.n) - (a.u.str.n < b.u.str.n);
-}
-
 void jv_write_json(struct jenv * e, struct jbuf * b, jv v, const struct jjson_opts * o, int level) {
     if (level > JINJA_MAX_DEPTH) {
         jerr(e, SIZE_MAX, "tojson: value nested too deeply");
@@ -509,7 +512,7 @@ void jv_write_json(struct jenv * e, struct jbuf * b, jv v, const struct jjson_op
                     order[i] = i;
                     for (size_t j = i; j > 0; j--) {
                         jv ka = v.u.dict->keys[order[j - 1]], kb = v.u.dict->keys[order[j]];
-                        if (ka.t != JV_STR || kb.t != JV_STR || key_cmp(ka, kb) <= 0) {
+                        if (ka.t != JV_STR || kb.t != JV_STR || jv_str_cmp(ka, kb) <= 0) {
                             break;
                         }
                         size_t t = order[j];
@@ -558,5 +561,5 @@ jv jv_to_string(struct jenv * e, jv v) {
     }
     struct jbuf b = { 0 };
     jv_write_str(e, &b, v);
-    return jv_strn(b.s ? b.s : "", b.n);
+    return jbuf_value(&b);
 }
