@@ -10,6 +10,7 @@
 
 #include "llama-impl.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,9 +203,14 @@ static bool set_accepts_partial(const struct llama_grammar * g, const struct lla
 // init
 //
 
-static void grammar_error(char * err, size_t err_size, const char * fmt, const char * a, const char * b) {
+static void grammar_error(char * err, size_t err_size, const char * fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void grammar_error(char * err, size_t err_size, const char * fmt, ...) {
     char msg[384];
-    snprintf(msg, sizeof(msg), fmt, a, b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
     LLAMA_LOG_ERROR("%s\n", msg);
     if (err && err_size) {
         snprintf(err, err_size, "%s", msg);
@@ -219,14 +225,14 @@ struct llama_grammar * llama_grammar_init_impl(const struct llama_vocab * vocab,
     struct llama_grammar_parser p;
     llama_grammar_parser_init(&p, vocab);
     if (!llama_grammar_parser_parse(&p, grammar_str)) {
-        grammar_error(err, err_size, "failed to parse grammar: %s%s", p.error, "");
+        grammar_error(err, err_size, "failed to parse grammar: %s", p.error);
         llama_grammar_parser_free(&p);
         return NULL;
     }
     const char * root = grammar_root ? grammar_root : "root";
     const int32_t root_id = llama_grammar_parser_symbol_id(&p, root);
     if (root_id < 0) {
-        grammar_error(err, err_size, "grammar does not contain a '%s' symbol%s", root, "");
+        grammar_error(err, err_size, "grammar does not contain a '%s' symbol", root);
         llama_grammar_parser_free(&p);
         return NULL;
     }
@@ -244,7 +250,7 @@ struct llama_grammar * llama_grammar_init_impl(const struct llama_vocab * vocab,
     g->elems    = malloc((g->n_elems + 1) * sizeof(*g->elems));
     g->rule_off = malloc((g->n_rules + 1) * sizeof(*g->rule_off));
     if (!g->elems || !g->rule_off) {
-        grammar_error(err, err_size, "out of memory for the grammar rules%s%s", "", "");
+        grammar_error(err, err_size, "out of memory for the grammar rules");
         llama_grammar_parser_free(&p);
         llama_grammar_free_impl(g);
         return NULL;
@@ -259,9 +265,9 @@ struct llama_grammar * llama_grammar_init_impl(const struct llama_vocab * vocab,
     const uint32_t lr = llama_grammar_find_left_recursion(g->elems, g->rule_off, g->n_rules);
     if (lr != UINT32_MAX) {
         if (lr == UINT32_MAX - 1) {
-            grammar_error(err, err_size, "out of memory checking the grammar%s%s", "", "");
+            grammar_error(err, err_size, "out of memory checking the grammar");
         } else {
-            grammar_error(err, err_size, "unsupported grammar, left recursion detected for nonterminal '%s'%s", p.names[lr], "");
+            grammar_error(err, err_size, "unsupported grammar, left recursion detected for nonterminal '%s'", p.names[lr]);
         }
         llama_grammar_parser_free(&p);
         llama_grammar_free_impl(g);
@@ -284,7 +290,7 @@ struct llama_grammar * llama_grammar_init_impl(const struct llama_vocab * vocab,
         pos++;
     }
     if (!ok || !llama_grammar_stacks_copy(&g->init, &g->stacks)) {
-        grammar_error(err, err_size, "out of memory building the grammar stacks%s%s", "", "");
+        grammar_error(err, err_size, "out of memory building the grammar stacks");
         llama_grammar_free_impl(g);
         return NULL;
     }
@@ -383,15 +389,7 @@ bool llama_grammar_accept_chr(struct llama_grammar * g, uint32_t chr) {
 static bool run_chars(struct llama_grammar * g, const struct llama_grammar_stacks * in, const uint32_t * cps,
         size_t n) {
     if (n == 0) {
-        llama_grammar_stacks_clear(&g->tmp[0]);
-        for (size_t i = 0; i < in->n; ++i) {
-            uint32_t len;
-            const uint32_t * st = llama_grammar_stacks_get(in, i, &len);
-            if (!llama_grammar_stacks_add(&g->tmp[0], st, len)) {
-                return false;
-            }
-        }
-        return g->tmp[0].n > 0;
+        return llama_grammar_stacks_copy(&g->tmp[0], in) && g->tmp[0].n > 0;
     }
     const struct llama_grammar_stacks * cur = in;
     for (size_t i = 0; i < n; ++i) {
