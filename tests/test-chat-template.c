@@ -27,19 +27,6 @@ struct chat_case {
     size_t                            n_extra;
 };
 
-#define GRANITE_BASE                                                                             \
-    "<|start_of_role|>system<|end_of_role|>You are a helpful assistant<|end_of_text|>\n"         \
-    "<|start_of_role|>user<|end_of_role|>Hello<|end_of_text|>\n"                                 \
-    "<|start_of_role|>assistant<|end_of_role|>Hi there<|end_of_text|>\n"                         \
-    "<|start_of_role|>user<|end_of_role|>Who are you<|end_of_text|>\n"                           \
-    "<|start_of_role|>assistant<|end_of_role|>   I am an assistant   <|end_of_text|>\n"          \
-    "<|start_of_role|>user<|end_of_role|>Another question<|end_of_text|>\n"
-
-#define GRANITE_TOOL_TMPL                                                                                                    \
-    "{%- for message in messages %}\n    {%- if message['role'] == 'assistant_tool_call' %}\n    {{- '<|start_of_role|>assistant<|end_of_role|><|tool_call|>' + message['content'] + '<|end_of_text|>\\n' }}\n    {%- else %}\n    {{- '<|start_of_role|>' + message['role'] + '<|end_of_role|>' + message['content'] + '<|end_of_text|>\\n' }}\n    {%- endif %}\n    {%- if loop.last and add_generation_prompt %}\n    {{- '<|start_of_role|>assistant<|end_of_role|>' }}\n    {%- endif %}\n{%- endfor %}"
-
-#define PHI3_EXPECTED                                                                                                        \
-    "<|system|>\nYou are a helpful assistant<|end|>\n<|user|>\nHello<|end|>\n<|assistant|>\nHi there<|end|>\n<|user|>\nWho are you<|end|>\n<|assistant|>\n   I am an assistant   <|end|>\n<|user|>\nAnother question<|end|>\n<|assistant|>\n"
 
 // ---- table 1: llama.cpp's own test cases ------------------------------------------------------------------
 
