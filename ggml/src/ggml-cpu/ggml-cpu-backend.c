@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 #include <unistd.h>
 
 // cache-line alignment: SIMD loads of any width never straddle lines at the start of a tensor
@@ -100,6 +103,29 @@ static const char * cpu_buft_get_name(ggml_backend_buffer_type_t buft) {
     return "CPU";
 }
 
+// Buffers of weights are streamed once per token: on 4 KiB pages the hardware prefetchers stop at every page
+// boundary and the TLB misses every few cache lines, which costs a third of a core's streaming rate on the
+// machines measured (20 -> 28 GB/s, one thread). So a buffer of at least one huge page is aligned to it and the
+// kernel is asked for transparent huge pages (on systems with THP in "madvise" mode this is what turns it on).
+#define CPU_HUGE_PAGE ((size_t) 2 << 20)
+
+static void * cpu_alloc_large(size_t size) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (size >= CPU_HUGE_PAGE) {
+        const size_t rounded = (size + CPU_HUGE_PAGE - 1) / CPU_HUGE_PAGE * CPU_HUGE_PAGE;
+        if (rounded >= size) {
+            void * data = aligned_alloc(CPU_HUGE_PAGE, rounded);
+            if (data != NULL) {
+                // advice only: failure (THP off, old kernel) leaves ordinary pages
+                (void) madvise(data, rounded, MADV_HUGEPAGE);
+                return data;
+            }
+        }
+    }
+#endif
+    return aligned_alloc(CPU_TENSOR_ALIGNMENT, size);
+}
+
 ggml_backend_buffer_t ggml_cpu_alloc_aligned_buffer(ggml_backend_buffer_type_t buft, struct ggml_backend_buffer_i iface,
                                                     size_t size) {
     size_t padded;
@@ -111,7 +137,7 @@ ggml_backend_buffer_t ggml_cpu_alloc_aligned_buffer(ggml_backend_buffer_type_t b
     if (padded == 0) {
         padded = CPU_TENSOR_ALIGNMENT; // aligned_alloc(.., 0) may return NULL
     }
-    void * data = aligned_alloc(CPU_TENSOR_ALIGNMENT, padded);
+    void * data = cpu_alloc_large(padded);
     if (data == NULL) {
         GGML_LOG_ERROR("%s: failed to allocate buffer of size %.2f MiB\n", __func__, size / 1024.0 / 1024.0);
         return NULL;
