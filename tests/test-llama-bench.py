@@ -3,6 +3,9 @@
 # scripts written for llama.cpp parse it (markdown table, csv columns, json / jsonl via the json module),
 # the test matrix built from comma lists and ranges, and the weight-bandwidth table checked against an
 # independent reading of the GGUF tensor index. No timing is asserted beyond "positive and finite".
+# The test parameters beyond -p/-n/-t (mmap, embeddings, cpu mask, poll, split mode, devices, tensor split,
+# overrides ...) are checked for llama.cpp's spelling, recorded values, markdown columns, test order, model
+# reloads and rejection of bad values.
 #
 #   test-llama-bench.py BIN
 import json
@@ -23,7 +26,7 @@ FIELDS = [
     "n_ubatch", "n_threads", "cpu_mask", "cpu_strict", "poll",
     "type_k", "type_v", "n_gpu_layers", "n_cpu_moe", "split_mode",
     "main_gpu", "no_kv_offload", "flash_attn", "devices", "tensor_split",
-    "tensor_buft_overrides", "load_mode", "embeddings",
+    "tensor_buft_overrides", "use_mmap", "use_direct_io", "embeddings",
     "no_op_offload", "no_host", "fit_target", "fit_min_ctx",
     "n_prompt", "n_gen", "n_depth",
     "test_time", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts",
@@ -31,7 +34,15 @@ FIELDS = [
 INT_FIELDS = {"build_number", "n_batch", "n_ubatch", "n_threads", "poll", "model_size", "model_n_params",
               "n_gpu_layers", "main_gpu", "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns", "no_op_offload",
               "n_cpu_moe", "fit_target", "fit_min_ctx", "flash_attn"}
-BOOL_FIELDS = {"no_kv_offload", "cpu_strict", "embeddings", "no_host"}
+BOOL_FIELDS = {"no_kv_offload", "cpu_strict", "use_mmap", "use_direct_io", "embeddings", "no_host"}
+
+# llama.cpp's defaults for the test parameters, as its json printer writes them
+DEFAULT_VALUES = {
+    "cpu_mask": "0x0", "cpu_strict": False, "poll": 50, "n_gpu_layers": -1, "n_cpu_moe": 0, "split_mode": "layer",
+    "main_gpu": 0, "no_kv_offload": False, "flash_attn": -1, "devices": "auto", "tensor_split": "0.00",
+    "tensor_buft_overrides": "none", "use_mmap": True, "use_direct_io": False, "embeddings": False,
+    "no_op_offload": 0, "no_host": False,
+}
 
 
 # --- an independent GGUF tensor-index reader (format: github.com/ggml-org/ggml docs/gguf.md) ---
@@ -308,6 +319,91 @@ def test_errors(binary, model):
             check("error" in err, "%s: no error message on stderr" % name)
 
 
+def run_jsonl(binary, args, what):
+    rc, out, err = run([binary] + args + ["-o", "jsonl"])
+    if not check(rc == 0, "%s: exit status %d\n%s" % (what, rc, err[-2000:])):
+        return None, err
+    try:
+        return [json.loads(ln) for ln in out.splitlines() if ln.strip()], err
+    except ValueError as e:
+        check(False, "%s: output does not parse: %s\n%s" % (what, e, out))
+        return None, err
+
+
+def test_params(binary, model):
+    base = ["-m", model, "-p", "8", "-n", "0", "-r", "1", "-t", "1", "--no-warmup"]
+
+    # defaults are llama.cpp's
+    recs, _ = run_jsonl(binary, base, "defaults")
+    if recs:
+        for k, v in DEFAULT_VALUES.items():
+            check(recs[0][k] == v, "defaults: %s is %r, llama.cpp's default is %r" % (k, recs[0][k], v))
+
+    # -mmp list: one row per value, and each value a separate model load
+    recs, err = run_jsonl(binary, base + ["-mmp", "0,1", "-v"], "mmap")
+    if recs:
+        check([r["use_mmap"] for r in recs] == [False, True], "mmap: use_mmap %s" % [r["use_mmap"] for r in recs])
+        check(err.count("llama_model_loader: loaded meta data") == 2, "mmap: expected 2 model loads")
+    # context parameters do not reload the model
+    recs, err = run_jsonl(binary, base + ["-embd", "0,1", "-nkvo", "0,1", "-v"], "context params")
+    if recs:
+        got = [(r["embeddings"], r["no_kv_offload"]) for r in recs]
+        check(got == [(False, False), (False, True), (True, False), (True, True)], "context params: rows %s" % got)
+        check(all(r["avg_ts"] > 0 for r in recs), "context params: throughput")
+        check(err.count("llama_model_loader: loaded meta data") == 1, "context params: expected 1 model load")
+
+    # every accepted value is recorded as given (llama.cpp's text forms)
+    args = ["-C", "0x3", "--cpu-strict", "1", "--poll", "0", "-sm", "none", "-mg", "0", "-ts", "3/1",
+            "-ot", "blk\\.0\\..*=CPU;output=CPU", "-nkvo", "1", "-nopo", "1", "--no-host", "1", "-dio", "1",
+            "-ncmoe", "1", "-dev", "none", "-mmp", "0", "--prio", "-1", "--numa", "distribute", "--no_kv_offload", "1"]
+    recs, _ = run_jsonl(binary, base + args, "recorded")
+    if recs:
+        want = {"cpu_mask": "0x3", "cpu_strict": True, "poll": 0, "split_mode": "none", "main_gpu": 0,
+                "tensor_split": "3.00/1.00", "tensor_buft_overrides": "blk\\.0\\..*=CPU;output=CPU",
+                "no_kv_offload": True, "no_op_offload": 1, "no_host": True, "use_direct_io": True, "n_cpu_moe": 1,
+                "devices": "none", "use_mmap": False}
+        check(len(recs) == 2, "recorded: -nkvo twice should give 2 rows, got %d" % len(recs))
+        for k, v in want.items():
+            check(recs[0][k] == v, "recorded: %s is %r, expected %r" % (k, recs[0][k], v))
+
+    # llama.cpp's test order: poll innermost, after the thread count and depth; -ot groups split by ','
+    recs, _ = run_jsonl(binary, ["-m", model, "-p", "8", "-n", "0", "-r", "1", "--no-warmup", "-t", "1,2", "--poll",
+                                 "0,50", "-ot", "a=CPU,", "-sm", "layer,row"], "order")
+    if recs:
+        got = [(r["split_mode"], r["tensor_buft_overrides"], r["n_threads"], r["poll"]) for r in recs]
+        want = [(sm, ot, t, pl) for sm in ("layer", "row") for ot in ("a=CPU", "none") for t in (1, 2) for pl in (0, 50)]
+        check(got == want, "order: %s, expected %s" % (got, want))
+
+    # the markdown table shows a column only for a parameter off its default, in llama.cpp's order and names
+    rc, out, err = run([binary] + base + ["-embd", "1", "-mmp", "0", "--poll", "0", "-C", "0x1", "-sm", "row"])
+    if check(rc == 0, "md params: exit status %d\n%s" % (rc, err[-2000:])):
+        table = parse_md_table(out.splitlines())
+        check(len(table) == 3 and table[0] == ["model", "size", "params", "backend", "threads", "cpu_mask", "poll",
+                                               "sm", "mmap", "embd", "test", "t/s"],
+              "md params: header %s" % (table[:1],))
+        check(len(table) == 3 and table[2][5:10] == ["0x1", "0", "row", "0", "1"], "md params: row %s" % (table[2:],))
+
+    # --help names every flag; --list-devices lists none on a CPU build and exits 0
+    rc, out, err = run([binary, "--help"])
+    check(rc == 0, "help: exit status %d" % rc)
+    for flag in ["-mmp, --mmap", "-embd, --embeddings", "-nkvo, --no-kv-offload", "--poll", "-C, --cpu-mask",
+                 "--cpu-strict", "--prio", "--numa", "-sm, --split-mode", "-mg, --main-gpu", "-ts, --tensor-split",
+                 "-ncmoe, --n-cpu-moe", "-nopo, --no-op-offload", "-dev, --device", "--list-devices",
+                 "-ot --override-tensor", "--no-host", "-dio, --direct-io"]:
+        check(flag in out, "help: '%s' not listed" % flag)
+    rc, out, err = run([binary, "--list-devices"])
+    check(rc == 0 and out.startswith("Available devices:"), "list-devices: rc %d, output %r" % (rc, out[:200]))
+
+    bad = [["-mmp", "2"], ["-mmp", "true"], ["-embd", "x"], ["-sm", "bogus"], ["--poll", "101"], ["-C", "zz"],
+           ["-C", "0x"], ["--cpu-strict", "2"], ["-ts", "1/x"], ["-ts", "-1"], ["-ts", "/".join(["1"] * 17)],
+           ["-dev", "bogus"], ["-dev", "CPU"], ["-ot", "noequals"], ["-ot", "a=NOPE"], ["--prio", "4"],
+           ["--numa", "x"], ["-mg", "-1"], ["-ncmoe", "x"], ["-nkvo"]]
+    for args in bad:
+        rc, out, err = run([binary, "-m", model, "-p", "4", "-n", "0", "-r", "1"] + args, timeout=60)
+        check(rc == 1, "%s: exit status %d, expected 1" % (" ".join(args), rc))
+        check("error" in err, "%s: no error message on stderr" % " ".join(args))
+
+
 def main():
     if len(sys.argv) != 2:
         print("usage: test-llama-bench.py BIN", file=sys.stderr)
@@ -322,6 +418,7 @@ def main():
     test_csv(binary, model, reps)
     test_matrix(binary, model)
     test_errors(binary, model)
+    test_params(binary, model)
     finish()
 
 

@@ -9,8 +9,10 @@
 #include "common.h"
 #include "ggml.h"
 #include "ggml-backend.h"
+#include "ggml-cpu.h"
 #include "gguf.h"
 #include "llama.h"
+#include "llama-bench-options.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -92,6 +94,70 @@ static void str_list_free(struct str_list * l) {
     memset(l, 0, sizeof(*l));
 }
 
+// tensor splits: groups of BENCH_MAX_DEVICES proportions
+struct ts_list {
+    float * v;
+    int     n;
+    int     cap;
+};
+
+static bool ts_list_push(struct ts_list * l, const float * ts) {
+    if (l->n == l->cap) {
+        const int cap = l->cap ? 2 * l->cap : 4;
+        float * nv = realloc(l->v, (size_t) cap * BENCH_MAX_DEVICES * sizeof(float));
+        if (!nv) {
+            return false;
+        }
+        l->v = nv;
+        l->cap = cap;
+    }
+    memcpy(l->v + (size_t) l->n * BENCH_MAX_DEVICES, ts, BENCH_MAX_DEVICES * sizeof(float));
+    l->n++;
+    return true;
+}
+
+struct dev_list {
+    struct bench_devices * v;
+    int n;
+    int cap;
+};
+
+static bool dev_list_push(struct dev_list * l, const struct bench_devices * d) {
+    if (l->n == l->cap) {
+        const int cap = l->cap ? 2 * l->cap : 4;
+        struct bench_devices * nv = realloc(l->v, (size_t) cap * sizeof(*nv));
+        if (!nv) {
+            return false;
+        }
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *d;
+    return true;
+}
+
+struct ot_list {
+    struct bench_overrides * v;
+    int n;
+    int cap;
+};
+
+// takes ownership of *o
+static bool ot_list_push(struct ot_list * l, struct bench_overrides * o) {
+    if (l->n == l->cap) {
+        const int cap = l->cap ? 2 * l->cap : 4;
+        struct bench_overrides * nv = realloc(l->v, (size_t) cap * sizeof(*nv));
+        if (!nv) {
+            bench_overrides_free(o);
+            return false;
+        }
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *o;
+    return true;
+}
+
 //
 // command line
 //
@@ -139,6 +205,23 @@ struct cmd_params {
     struct int_list n_threads;
     struct int_list flash_attn; // enum llama_flash_attn_type
     struct int_list n_gpu_layers;
+    struct str_list cpu_mask;   // validated hex masks
+    struct int_list cpu_strict; // 0/1
+    struct int_list poll;
+    struct int_list n_cpu_moe;
+    struct int_list split_mode; // enum llama_split_mode
+    struct int_list main_gpu;
+    struct int_list no_kv_offload;
+    struct int_list use_mmap;
+    struct int_list use_direct_io;
+    struct int_list embeddings;
+    struct int_list no_op_offload;
+    struct int_list no_host;
+    struct ts_list  tensor_split;
+    struct dev_list devices;
+    struct ot_list  overrides;
+    enum ggml_numa_strategy numa;
+    int  prio;                  // enum ggml_sched_priority
     int  reps;
     int  delay;
     bool verbose;
@@ -155,12 +238,18 @@ static void print_usage(const char * argv0) {
     printf("\n");
     printf("options:\n");
     printf("  -h, --help\n");
+    printf("  --numa <distribute|isolate|numactl>         numa mode (default: disabled)\n");
+    printf("                                              (accepted and passed to ggml_numa_init; this build does\n");
+    printf("                                              not place memory or threads by node)\n");
     printf("  -r, --repetitions <n>                       number of times to repeat each test (default: 5)\n");
+    printf("  --prio <-1|0|1|2|3>                         process/thread priority (default: 0)\n");
+    printf("                                              (sets the process nice level: 5, 0, -5, -10, -20)\n");
     printf("  --delay <0...N> (seconds)                   delay between each test (default: 0)\n");
     printf("  -o, --output <csv|json|jsonl|md>            output format printed to stdout (default: %s)\n",
            output_format_str(OUT_MD));
     printf("  -oe, --output-err <csv|json|jsonl|md>       output format printed to stderr (default: %s)\n",
            output_format_str(OUT_NONE));
+    printf("  --list-devices                              list available devices and exit\n");
     printf("  -v, --verbose                               verbose output\n");
     printf("  --progress                                  print test progress indicators\n");
     printf("  --no-warmup                                 skip warmup runs before benchmarking\n");
@@ -176,8 +265,28 @@ static void print_usage(const char * argv0) {
     printf("  -ctk, --cache-type-k <t>                  (default: f16)\n");
     printf("  -ctv, --cache-type-v <t>                  (default: f16)\n");
     printf("  -t, --threads <n>                         (default: %d)\n", common_cpu_get_num_math());
+    printf("  -C, --cpu-mask <hex,hex>                  (default: 0x0)\n");
+    printf("                                            (validated and recorded; the thread pool does not pin\n");
+    printf("                                            threads in this build)\n");
+    printf("  --cpu-strict <0|1>                        (default: 0) (recorded; no pinning in this build)\n");
+    printf("  --poll <0...100>                          (default: 50)\n");
     printf("  -ngl, --n-gpu-layers <n>                  (default: -1)\n");
+    printf("  -ncmoe, --n-cpu-moe <n>                   (default: 0) (CPU-only build: all weights are on the CPU)\n");
+    printf("  -sm, --split-mode <none|layer|row|tensor> (default: layer) (no effect with a single CPU device)\n");
+    printf("  -mg, --main-gpu <i>                       (default: 0) (no effect without GPUs)\n");
+    printf("  -nkvo, --no-kv-offload <0|1>              (default: 0) (no effect on the CPU: nothing to offload)\n");
     printf("  -fa, --flash-attn <on|off|auto>           (default: auto)\n");
+    printf("  -dev, --device <dev0/dev1/...>            (default: auto)\n");
+    printf("  -mmp, --mmap <0|1>                        (default: 1)\n");
+    printf("  -dio, --direct-io <0|1>                   (default: 0) (recorded; this build has no direct-I/O\n");
+    printf("                                            loader: the model loads as -mmp says)\n");
+    printf("  -embd, --embeddings <0|1>                 (default: 0)\n");
+    printf("  -ts, --tensor-split <ts0/ts1/..>          (default: 0) (no effect without GPUs)\n");
+    printf("  -ot --override-tensor <tensor name pattern>=<buffer type>;...\n");
+    printf("                                            (default: disabled) (validated and recorded; the\n");
+    printf("                                            loader of this build does not apply overrides)\n");
+    printf("  -nopo, --no-op-offload <0|1>              (default: 0) (no effect on the CPU)\n");
+    printf("  --no-host <0|1>                           (default: 0) (no effect on the CPU)\n");
     printf("\n");
     printf("Multiple values can be given for each parameter by separating them with ','\n");
     printf("or by specifying the parameter multiple times. Ranges can be given as\n");
@@ -323,15 +432,125 @@ static bool parse_fa_list(const char * s, struct int_list * out) {
     return ok;
 }
 
+// llama.cpp reads these lists with string_split<bool>: each item 0 or 1
+static bool parse_bool_list(const char * s, struct int_list * out) {
+    struct str_list items = { 0 };
+    bool ok = split_str_list(s, &items);
+    for (int i = 0; ok && i < items.n; i++) {
+        const char * v = items.v[i];
+        ok = (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) && int_list_push(out, v[0] == '1');
+    }
+    str_list_free(&items);
+    return ok;
+}
+
+static const char * split_mode_str(enum llama_split_mode m) {
+    switch (m) {
+        case LLAMA_SPLIT_MODE_NONE:   return "none";
+        case LLAMA_SPLIT_MODE_LAYER:  return "layer";
+        case LLAMA_SPLIT_MODE_ROW:    return "row";
+        case LLAMA_SPLIT_MODE_TENSOR: return "tensor";
+    }
+    return "?";
+}
+
+static bool parse_split_mode_list(const char * s, struct int_list * out) {
+    struct str_list items = { 0 };
+    bool ok = split_str_list(s, &items);
+    for (int i = 0; ok && i < items.n; i++) {
+        int m = -1;
+        for (int k = LLAMA_SPLIT_MODE_NONE; k <= LLAMA_SPLIT_MODE_TENSOR; k++) {
+            if (strcmp(items.v[i], split_mode_str((enum llama_split_mode) k)) == 0) {
+                m = k;
+            }
+        }
+        ok = m >= 0 && int_list_push(out, m);
+    }
+    str_list_free(&items);
+    return ok;
+}
+
+// the options whose values need more than "invalid value" to explain a rejection
+static bool parse_cpu_mask_list(const char * s, struct str_list * out, char * err, size_t n_err) {
+    struct str_list items = { 0 };
+    bool ok = split_str_list(s, &items);
+    bool * mask = malloc(GGML_MAX_N_THREADS * sizeof(bool));
+    ok = ok && mask != NULL;
+    for (int i = 0; ok && i < items.n; i++) {
+        ok = bench_parse_cpu_mask(items.v[i], mask, err, n_err) &&
+             str_list_push(out, items.v[i], strlen(items.v[i]));
+    }
+    free(mask);
+    str_list_free(&items);
+    return ok;
+}
+
+static bool parse_ts_list(const char * s, struct ts_list * out, char * err, size_t n_err) {
+    struct str_list items = { 0 };
+    bool ok = split_str_list(s, &items);
+    float ts[BENCH_MAX_DEVICES];
+    for (int i = 0; ok && i < items.n; i++) {
+        ok = bench_parse_tensor_split(items.v[i], ts, err, n_err) && ts_list_push(out, ts);
+    }
+    str_list_free(&items);
+    return ok;
+}
+
+static bool parse_dev_list(const char * s, struct dev_list * out, char * err, size_t n_err) {
+    struct str_list items = { 0 };
+    bool ok = split_str_list(s, &items);
+    struct bench_devices d;
+    for (int i = 0; ok && i < items.n; i++) {
+        ok = bench_parse_devices(items.v[i], &d, err, n_err) && dev_list_push(out, &d);
+    }
+    str_list_free(&items);
+    return ok;
+}
+
+// -ot: ','-separated groups (one test each), an empty group meaning no overrides
+static bool parse_ot_list(const char * s, struct ot_list * out, char * err, size_t n_err) {
+    const char * p = s;
+    for (;;) {
+        const char * c = strchr(p, ',');
+        const size_t len = c ? (size_t) (c - p) : strlen(p);
+        struct bench_overrides o;
+        if (!bench_parse_overrides(p, len, &o, err, n_err) || !ot_list_push(out, &o)) {
+            return false;
+        }
+        if (!c) {
+            return true;
+        }
+        p = c + 1;
+    }
+}
+
 // returns 0 = run, 1 = exit 0 (help), -1 = error (message printed)
 static int parse_cmd_params(int argc, char ** argv, struct cmd_params * params) {
     params->reps = 5;
     params->output_format = OUT_MD;
     params->output_format_stderr = OUT_NONE;
 
+    params->prio = GGML_SCHED_PRIO_NORMAL;
+    params->numa = GGML_NUMA_STRATEGY_DISABLED;
+
+    char arg_buf[64];
+    char err[512];
     for (int i = 1; i < argc; i++) {
         const char * arg = argv[i];
+        // like llama.cpp, long options may be spelled with '_' for '-'
+        if (strncmp(arg, "--", 2) == 0 && strlen(arg) < sizeof(arg_buf)) {
+            snprintf(arg_buf, sizeof(arg_buf), "%s", arg);
+            for (char * c = arg_buf; *c; c++) {
+                *c = *c == '_' ? '-' : *c;
+            }
+            arg = arg_buf;
+        }
+        err[0] = '\0';
         // flags without a value
+        if (strcmp(arg, "--list-devices") == 0) {
+            bench_list_devices();
+            return 1;
+        }
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
             print_usage(argv[0]);
             return 1;
@@ -382,6 +601,60 @@ static int parse_cmd_params(int argc, char ** argv, struct cmd_params * params) 
             ok = parse_int_range(val, true, &params->n_gpu_layers);
         } else if (strcmp(arg, "-fa") == 0 || strcmp(arg, "--flash-attn") == 0) {
             ok = parse_fa_list(val, &params->flash_attn);
+        } else if (strcmp(arg, "-C") == 0 || strcmp(arg, "--cpu-mask") == 0) {
+            ok = parse_cpu_mask_list(val, &params->cpu_mask, err, sizeof(err));
+        } else if (strcmp(arg, "--cpu-strict") == 0) {
+            ok = parse_bool_list(val, &params->cpu_strict);
+        } else if (strcmp(arg, "--poll") == 0) {
+            const int n0 = params->poll.n;
+            ok = parse_int_range(val, false, &params->poll);
+            for (int k = n0; ok && k < params->poll.n; k++) {
+                if (params->poll.v[k] > 100) {
+                    snprintf(err, sizeof(err), "poll level %d is out of range 0...100", params->poll.v[k]);
+                    ok = false;
+                }
+            }
+        } else if (strcmp(arg, "-ncmoe") == 0 || strcmp(arg, "--n-cpu-moe") == 0) {
+            ok = parse_int_range(val, false, &params->n_cpu_moe);
+        } else if (strcmp(arg, "-sm") == 0 || strcmp(arg, "--split-mode") == 0) {
+            ok = parse_split_mode_list(val, &params->split_mode);
+        } else if (strcmp(arg, "-mg") == 0 || strcmp(arg, "--main-gpu") == 0) {
+            // llama.cpp replaces the list rather than appending to it
+            params->main_gpu.n = 0;
+            ok = parse_int_range(val, false, &params->main_gpu);
+        } else if (strcmp(arg, "-nkvo") == 0 || strcmp(arg, "--no-kv-offload") == 0) {
+            ok = parse_bool_list(val, &params->no_kv_offload);
+        } else if (strcmp(arg, "-mmp") == 0 || strcmp(arg, "--mmap") == 0) {
+            ok = parse_bool_list(val, &params->use_mmap);
+        } else if (strcmp(arg, "-dio") == 0 || strcmp(arg, "--direct-io") == 0) {
+            ok = parse_bool_list(val, &params->use_direct_io);
+        } else if (strcmp(arg, "-embd") == 0 || strcmp(arg, "--embeddings") == 0) {
+            ok = parse_bool_list(val, &params->embeddings);
+        } else if (strcmp(arg, "-nopo") == 0 || strcmp(arg, "--no-op-offload") == 0) {
+            ok = parse_bool_list(val, &params->no_op_offload);
+        } else if (strcmp(arg, "--no-host") == 0) {
+            ok = parse_bool_list(val, &params->no_host);
+        } else if (strcmp(arg, "-ts") == 0 || strcmp(arg, "--tensor-split") == 0) {
+            ok = parse_ts_list(val, &params->tensor_split, err, sizeof(err));
+        } else if (strcmp(arg, "-dev") == 0 || strcmp(arg, "--device") == 0) {
+            ok = parse_dev_list(val, &params->devices, err, sizeof(err));
+        } else if (strcmp(arg, "-ot") == 0 || strcmp(arg, "--override-tensor") == 0) {
+            ok = parse_ot_list(val, &params->overrides, err, sizeof(err));
+        } else if (strcmp(arg, "--numa") == 0) {
+            if (strcmp(val, "distribute") == 0 || val[0] == '\0') {
+                params->numa = GGML_NUMA_STRATEGY_DISTRIBUTE;
+            } else if (strcmp(val, "isolate") == 0) {
+                params->numa = GGML_NUMA_STRATEGY_ISOLATE;
+            } else if (strcmp(val, "numactl") == 0) {
+                params->numa = GGML_NUMA_STRATEGY_NUMACTL;
+            } else {
+                ok = false;
+            }
+        } else if (strcmp(arg, "--prio") == 0) {
+            const char * q = val;
+            long v;
+            ok = scan_int(&q, true, &v) && *q == '\0' && v >= GGML_SCHED_PRIO_LOW && v <= GGML_SCHED_PRIO_REALTIME;
+            params->prio = ok ? (int) v : params->prio;
         } else if (strcmp(arg, "-r") == 0 || strcmp(arg, "--repetitions") == 0) {
             const char * p = val;
             long v;
@@ -401,7 +674,11 @@ static int parse_cmd_params(int argc, char ** argv, struct cmd_params * params) 
             return -1;
         }
         if (!ok) {
-            arg_error("invalid value for %s: '%s'", arg, val);
+            if (err[0]) {
+                arg_error("invalid value for %s: '%s': %s", arg, val, err);
+            } else {
+                arg_error("invalid value for %s: '%s'", arg, val);
+            }
             return -1;
         }
     }
@@ -441,6 +718,32 @@ static int parse_cmd_params(int argc, char ** argv, struct cmd_params * params) 
     if (params->n_gpu_layers.n == 0) {
         ok = ok && int_list_push(&params->n_gpu_layers, -1);
     }
+    if (params->cpu_mask.n == 0) {
+        ok = ok && str_list_push(&params->cpu_mask, "0x0", 3);
+    }
+    struct { struct int_list * l; int def; } int_defaults[] = {
+        { &params->cpu_strict, 0 }, { &params->poll, 50 }, { &params->n_cpu_moe, 0 },
+        { &params->split_mode, LLAMA_SPLIT_MODE_LAYER }, { &params->main_gpu, 0 }, { &params->no_kv_offload, 0 },
+        { &params->use_mmap, 1 }, { &params->use_direct_io, 0 }, { &params->embeddings, 0 },
+        { &params->no_op_offload, 0 }, { &params->no_host, 0 },
+    };
+    for (size_t k = 0; k < sizeof(int_defaults) / sizeof(int_defaults[0]); k++) {
+        if (int_defaults[k].l->n == 0) {
+            ok = ok && int_list_push(int_defaults[k].l, int_defaults[k].def);
+        }
+    }
+    if (params->tensor_split.n == 0) {
+        const float zero[BENCH_MAX_DEVICES] = { 0 };
+        ok = ok && ts_list_push(&params->tensor_split, zero);
+    }
+    if (params->devices.n == 0) {
+        struct bench_devices d = { .is_auto = true };
+        ok = ok && dev_list_push(&params->devices, &d);
+    }
+    if (params->overrides.n == 0) {
+        struct bench_overrides o = { 0 };
+        ok = ok && ot_list_push(&params->overrides, &o);
+    }
     if (!ok) {
         arg_error("out of memory");
         return -1;
@@ -468,11 +771,22 @@ static int parse_cmd_params(int argc, char ** argv, struct cmd_params * params) 
 
 static void cmd_params_free(struct cmd_params * p) {
     str_list_free(&p->model);
+    str_list_free(&p->cpu_mask);
     struct int_list * lists[] = { &p->n_prompt, &p->n_gen, &p->n_pg, &p->n_depth, &p->n_batch, &p->n_ubatch,
-                                  &p->type_k, &p->type_v, &p->n_threads, &p->flash_attn, &p->n_gpu_layers };
+                                  &p->type_k, &p->type_v, &p->n_threads, &p->flash_attn, &p->n_gpu_layers,
+                                  &p->cpu_strict, &p->poll, &p->n_cpu_moe, &p->split_mode, &p->main_gpu,
+                                  &p->no_kv_offload, &p->use_mmap, &p->use_direct_io, &p->embeddings,
+                                  &p->no_op_offload, &p->no_host };
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
         free(lists[i]->v);
     }
+    free(p->tensor_split.v);
+    free(p->devices.v);
+    for (int i = 0; i < p->overrides.n; i++) {
+        bench_overrides_free(&p->overrides.v[i]);
+    }
+    free(p->overrides.v);
+    memset(p, 0, sizeof(*p));
 }
 
 static bool list_is_default(const struct int_list * l, int def) {
@@ -491,6 +805,22 @@ struct test_inst {
     int n_threads;
     int n_gpu_layers;
     enum llama_flash_attn_type flash_attn;
+    // point into cmd_params, which outlives every test
+    const char * cpu_mask;
+    bool cpu_strict;
+    int  poll;
+    int  n_cpu_moe;
+    enum llama_split_mode split_mode;
+    int  main_gpu;
+    bool no_kv_offload;
+    const struct bench_devices * devices;
+    const float * tensor_split; // BENCH_MAX_DEVICES values
+    const struct bench_overrides * overrides;
+    bool use_mmap;
+    bool use_direct_io;
+    bool embeddings;
+    bool no_op_offload;
+    bool no_host;
 };
 
 struct test_result {
@@ -624,7 +954,7 @@ static const char * const k_fields[] = {
     "n_ubatch",       "n_threads",      "cpu_mask",      "cpu_strict",     "poll",
     "type_k",         "type_v",         "n_gpu_layers",  "n_cpu_moe",      "split_mode",
     "main_gpu",       "no_kv_offload",  "flash_attn",    "devices",        "tensor_split",
-    "tensor_buft_overrides",            "load_mode",     "embeddings",
+    "tensor_buft_overrides",            "use_mmap",      "use_direct_io",  "embeddings",
     "no_op_offload",  "no_host",        "fit_target",    "fit_min_ctx",
     "n_prompt",       "n_gen",          "n_depth",
     "test_time",      "avg_ns",         "stddev_ns",     "avg_ts",         "stddev_ts",
@@ -637,7 +967,8 @@ static enum field_type field_type(const char * f) {
         "n_gpu_layers", "main_gpu", "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns", "no_op_offload",
         "n_cpu_moe", "fit_target", "fit_min_ctx", "flash_attn",
     };
-    static const char * const bools[] = { "no_kv_offload", "cpu_strict", "embeddings", "no_host" };
+    static const char * const bools[] = { "no_kv_offload", "cpu_strict", "use_mmap", "use_direct_io", "embeddings",
+                                          "no_host" };
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
         if (strcmp(f, ints[i]) == 0) {
             return F_INT;
@@ -683,27 +1014,43 @@ static void field_value(const struct test_result * t, int i, char * buf, size_t 
     } else if (strcmp(f, "n_threads") == 0) {
         snprintf(buf, n, "%d", in->n_threads);
     } else if (strcmp(f, "cpu_mask") == 0) {
-        snprintf(buf, n, "0x0");
+        snprintf(buf, n, "%s", in->cpu_mask);
+    } else if (strcmp(f, "cpu_strict") == 0) {
+        snprintf(buf, n, "%d", in->cpu_strict);
     } else if (strcmp(f, "poll") == 0) {
-        snprintf(buf, n, "50");
+        snprintf(buf, n, "%d", in->poll);
     } else if (strcmp(f, "type_k") == 0) {
         snprintf(buf, n, "%s", ggml_type_name(in->type_k));
     } else if (strcmp(f, "type_v") == 0) {
         snprintf(buf, n, "%s", ggml_type_name(in->type_v));
     } else if (strcmp(f, "n_gpu_layers") == 0) {
         snprintf(buf, n, "%d", in->n_gpu_layers);
+    } else if (strcmp(f, "n_cpu_moe") == 0) {
+        snprintf(buf, n, "%d", in->n_cpu_moe);
     } else if (strcmp(f, "split_mode") == 0) {
-        snprintf(buf, n, "layer");
+        snprintf(buf, n, "%s", split_mode_str(in->split_mode));
+    } else if (strcmp(f, "main_gpu") == 0) {
+        snprintf(buf, n, "%d", in->main_gpu);
+    } else if (strcmp(f, "no_kv_offload") == 0) {
+        snprintf(buf, n, "%d", in->no_kv_offload);
     } else if (strcmp(f, "flash_attn") == 0) {
         snprintf(buf, n, "%d", (int) in->flash_attn);
     } else if (strcmp(f, "devices") == 0) {
-        snprintf(buf, n, "auto");
+        bench_devices_str(in->devices, buf, n);
     } else if (strcmp(f, "tensor_split") == 0) {
-        snprintf(buf, n, "0.00");
+        bench_tensor_split_str(in->tensor_split, buf, n);
     } else if (strcmp(f, "tensor_buft_overrides") == 0) {
-        snprintf(buf, n, "none");
-    } else if (strcmp(f, "load_mode") == 0) {
-        snprintf(buf, n, "mmap");
+        bench_overrides_str(in->overrides, buf, n);
+    } else if (strcmp(f, "use_mmap") == 0) {
+        snprintf(buf, n, "%d", in->use_mmap);
+    } else if (strcmp(f, "use_direct_io") == 0) {
+        snprintf(buf, n, "%d", in->use_direct_io);
+    } else if (strcmp(f, "embeddings") == 0) {
+        snprintf(buf, n, "%d", in->embeddings);
+    } else if (strcmp(f, "no_op_offload") == 0) {
+        snprintf(buf, n, "%d", in->no_op_offload);
+    } else if (strcmp(f, "no_host") == 0) {
+        snprintf(buf, n, "%d", in->no_host);
     } else if (strcmp(f, "n_prompt") == 0) {
         snprintf(buf, n, "%d", in->n_prompt);
     } else if (strcmp(f, "n_gen") == 0) {
@@ -721,8 +1068,7 @@ static void field_value(const struct test_result * t, int i, char * buf, size_t 
     } else if (strcmp(f, "stddev_ts") == 0) {
         snprintf(buf, n, "%f", stdev_ts(t));
     } else {
-        // cpu_strict, n_cpu_moe, main_gpu, no_kv_offload, embeddings, no_op_offload, no_host, fit_target,
-        // fit_min_ctx: features this CPU build does not have, at their llama.cpp defaults
+        // fit_target, fit_min_ctx: -fitt / -fitc are not implemented; llama.cpp's "off" values
         snprintf(buf, n, "0");
     }
 }
@@ -793,7 +1139,7 @@ struct printer {
     enum output_format fmt;
     FILE * fout;
     bool first;
-    struct md_field md[24];
+    struct md_field md[32];
     int n_md;
 };
 
@@ -830,8 +1176,20 @@ static void printer_header(struct printer * p, const struct cmd_params * params)
             if (!is_cpu) {
                 md_add(p, "n_gpu_layers", "ngl", 3);
             }
+            if (!list_is_default(&params->n_cpu_moe, 0)) {
+                md_add(p, "n_cpu_moe", "n_cpu_moe", 10);
+            }
             // llama.cpp always shows the thread count on CPU backends
             md_add(p, "n_threads", "threads", 7);
+            if (params->cpu_mask.n != 1 || strcmp(params->cpu_mask.v[0], "0x0") != 0) {
+                md_add(p, "cpu_mask", "cpu_mask", -10);
+            }
+            if (!list_is_default(&params->cpu_strict, 0)) {
+                md_add(p, "cpu_strict", "cpu_strict", 10);
+            }
+            if (!list_is_default(&params->poll, 50)) {
+                md_add(p, "poll", "poll", 10);
+            }
             if (!list_is_default(&params->n_batch, 2048)) {
                 md_add(p, "n_batch", "n_batch", 7);
             }
@@ -844,8 +1202,45 @@ static void printer_header(struct printer * p, const struct cmd_params * params)
             if (!list_is_default(&params->type_v, GGML_TYPE_F16)) {
                 md_add(p, "type_v", "type_v", 6);
             }
+            if (!list_is_default(&params->main_gpu, 0)) {
+                md_add(p, "main_gpu", "main_gpu", 10);
+            }
+            if (!list_is_default(&params->split_mode, LLAMA_SPLIT_MODE_LAYER)) {
+                md_add(p, "split_mode", "sm", 6);
+            }
+            if (!list_is_default(&params->no_kv_offload, 0)) {
+                md_add(p, "no_kv_offload", "nkvo", 13);
+            }
             if (!list_is_default(&params->flash_attn, LLAMA_FLASH_ATTN_TYPE_AUTO)) {
                 md_add(p, "flash_attn", "fa", 3);
+            }
+            if (params->devices.n != 1 || !params->devices.v[0].is_auto) {
+                md_add(p, "devices", "dev", -12);
+            }
+            bool ts_default = params->tensor_split.n == 1;
+            for (int k = 0; ts_default && k < BENCH_MAX_DEVICES; k++) {
+                ts_default = params->tensor_split.v[k] == 0.0f;
+            }
+            if (!ts_default) {
+                md_add(p, "tensor_split", "ts", -12);
+            }
+            if (params->overrides.n != 1 || params->overrides.v[0].n != 0) {
+                md_add(p, "tensor_buft_overrides", "ot", -21);
+            }
+            if (!list_is_default(&params->use_mmap, 1)) {
+                md_add(p, "use_mmap", "mmap", 4);
+            }
+            if (!list_is_default(&params->use_direct_io, 0)) {
+                md_add(p, "use_direct_io", "dio", 3);
+            }
+            if (!list_is_default(&params->embeddings, 0)) {
+                md_add(p, "embeddings", "embd", 10);
+            }
+            if (!list_is_default(&params->no_op_offload, 0)) {
+                md_add(p, "no_op_offload", "nopo", 4);
+            }
+            if (!list_is_default(&params->no_host, 0)) {
+                md_add(p, "no_host", "noh", 4);
             }
             md_add(p, "test", "test", 15);
             md_add(p, "t/s", "t/s", 20);
@@ -1246,15 +1641,31 @@ static bool inst_push(struct inst_list * l, struct test_inst t) {
 
 // llama.cpp's order: the model outermost so that each model is loaded once
 static bool build_instances(const struct cmd_params * p, struct inst_list * out) {
+    // model parameters outermost, then context parameters, in llama.cpp's order
     for (int im = 0; im < p->model.n; im++)
     for (int ingl = 0; ingl < p->n_gpu_layers.n; ingl++)
+    for (int incm = 0; incm < p->n_cpu_moe.n; incm++)
+    for (int ism = 0; ism < p->split_mode.n; ism++)
+    for (int img = 0; img < p->main_gpu.n; img++)
+    for (int idev = 0; idev < p->devices.n; idev++)
+    for (int its = 0; its < p->tensor_split.n; its++)
+    for (int iot = 0; iot < p->overrides.n; iot++)
+    for (int immp = 0; immp < p->use_mmap.n; immp++)
+    for (int idio = 0; idio < p->use_direct_io.n; idio++)
+    for (int inoh = 0; inoh < p->no_host.n; inoh++)
+    for (int iembd = 0; iembd < p->embeddings.n; iembd++)
+    for (int inopo = 0; inopo < p->no_op_offload.n; inopo++)
     for (int ib = 0; ib < p->n_batch.n; ib++)
     for (int iub = 0; iub < p->n_ubatch.n; iub++)
     for (int ik = 0; ik < p->type_k.n; ik++)
     for (int iv = 0; iv < p->type_v.n; iv++)
+    for (int inkvo = 0; inkvo < p->no_kv_offload.n; inkvo++)
     for (int ifa = 0; ifa < p->flash_attn.n; ifa++)
     for (int it = 0; it < p->n_threads.n; it++)
-    for (int id = 0; id < p->n_depth.n; id++) {
+    for (int icm = 0; icm < p->cpu_mask.n; icm++)
+    for (int ics = 0; ics < p->cpu_strict.n; ics++)
+    for (int id = 0; id < p->n_depth.n; id++)
+    for (int ipl = 0; ipl < p->poll.n; ipl++) {
         struct test_inst base = {
             .model = p->model.v[im],
             .n_depth = p->n_depth.v[id],
@@ -1265,6 +1676,21 @@ static bool build_instances(const struct cmd_params * p, struct inst_list * out)
             .n_threads = p->n_threads.v[it],
             .n_gpu_layers = p->n_gpu_layers.v[ingl],
             .flash_attn = (enum llama_flash_attn_type) p->flash_attn.v[ifa],
+            .cpu_mask = p->cpu_mask.v[icm],
+            .cpu_strict = p->cpu_strict.v[ics] != 0,
+            .poll = p->poll.v[ipl],
+            .n_cpu_moe = p->n_cpu_moe.v[incm],
+            .split_mode = (enum llama_split_mode) p->split_mode.v[ism],
+            .main_gpu = p->main_gpu.v[img],
+            .no_kv_offload = p->no_kv_offload.v[inkvo] != 0,
+            .devices = &p->devices.v[idev],
+            .tensor_split = p->tensor_split.v + (size_t) its * BENCH_MAX_DEVICES,
+            .overrides = &p->overrides.v[iot],
+            .use_mmap = p->use_mmap.v[immp] != 0,
+            .use_direct_io = p->use_direct_io.v[idio] != 0,
+            .embeddings = p->embeddings.v[iembd] != 0,
+            .no_op_offload = p->no_op_offload.v[inopo] != 0,
+            .no_host = p->no_host.v[inoh] != 0,
         };
         for (int i = 0; i < p->n_prompt.n; i++) {
             if (p->n_prompt.v[i] == 0) {
@@ -1371,6 +1797,35 @@ static void print_bandwidth_table(FILE * f, const struct test_result * results, 
     fflush(f);
 }
 
+// the parameters that need a model reload when they change (llama.cpp's equal_mparams)
+static bool equal_mparams(const struct test_inst * a, const struct test_inst * b) {
+    return strcmp(a->model, b->model) == 0 && a->n_gpu_layers == b->n_gpu_layers && a->n_cpu_moe == b->n_cpu_moe &&
+           a->split_mode == b->split_mode && a->main_gpu == b->main_gpu &&
+           memcmp(a->tensor_split, b->tensor_split, BENCH_MAX_DEVICES * sizeof(float)) == 0 &&
+           a->use_mmap == b->use_mmap && a->use_direct_io == b->use_direct_io &&
+           bench_devices_equal(a->devices, b->devices) && a->no_host == b->no_host &&
+           bench_overrides_equal(a->overrides, b->overrides);
+}
+
+static struct llama_model_params to_llama_mparams(const struct test_inst * inst) {
+    struct llama_model_params mp = llama_model_default_params();
+    mp.n_gpu_layers = inst->n_gpu_layers;
+    if (!inst->devices->is_auto) {
+        // the library reads the NULL-terminated list and does not change it
+        mp.devices = (ggml_backend_dev_t *) (uintptr_t) inst->devices->devs;
+    }
+    mp.split_mode = inst->split_mode;
+    mp.main_gpu = inst->main_gpu;
+    mp.tensor_split = inst->tensor_split;
+    mp.use_mmap = inst->use_mmap;
+    mp.use_direct_io = inst->use_direct_io;
+    mp.no_host = inst->no_host;
+    mp.tensor_buft_overrides = inst->overrides->n > 0 ? inst->overrides->list : NULL;
+    // -ncmoe keeps the first n layers' expert weights in CPU memory; with the CPU as the only device that is
+    // where every weight is already, so there is nothing to add here
+    return mp;
+}
+
 int main(int argc, char ** argv) {
     setlocale(LC_NUMERIC, "C");
 
@@ -1397,6 +1852,15 @@ int main(int argc, char ** argv) {
         llama_log_set(null_log_callback, NULL);
     }
     llama_backend_init();
+    if (params.numa != GGML_NUMA_STRATEGY_DISABLED) {
+        ggml_numa_init(params.numa);
+    }
+    if (!bench_set_process_priority((enum ggml_sched_priority) params.prio)) {
+        fprintf(stderr, "llama-bench: error: failed to set process priority\n");
+        cmd_params_free(&params);
+        llama_backend_free();
+        return 1;
+    }
 
     struct inst_list insts = { 0 };
     if (!build_instances(&params, &insts)) {
@@ -1420,8 +1884,7 @@ int main(int argc, char ** argv) {
     int n_results = 0;
 
     struct llama_model * lmodel = NULL;
-    const char * loaded_model = NULL;
-    int loaded_ngl = 0;
+    const struct test_inst * loaded_inst = NULL; // the model parameters lmodel was loaded with
     uint64_t loaded_wbpt = 0;
     int failed = 0;
 
@@ -1436,27 +1899,30 @@ int main(int argc, char ** argv) {
             fprintf(stderr, "llama-bench: benchmark %d/%d: starting\n", ii + 1, insts.n);
         }
 
-        if (!lmodel || strcmp(loaded_model, inst->model) != 0 || loaded_ngl != inst->n_gpu_layers) {
+        // the model is reloaded only when a model parameter changes
+        if (!lmodel || !loaded_inst || !equal_mparams(loaded_inst, inst)) {
             if (lmodel) {
                 llama_model_free(lmodel);
                 lmodel = NULL;
             }
-            struct llama_model_params mp = llama_model_default_params();
-            mp.n_gpu_layers = inst->n_gpu_layers;
+            struct llama_model_params mp = to_llama_mparams(inst);
             lmodel = llama_model_load_from_file(inst->model, mp);
             if (!lmodel) {
                 fprintf(stderr, "llama-bench: error: failed to load model '%s'\n", inst->model);
                 failed++;
+                loaded_inst = NULL;
                 cached_depth = -1;
                 continue;
             }
-            loaded_model = inst->model;
-            loaded_ngl = inst->n_gpu_layers;
+            loaded_inst = inst;
             loaded_wbpt = weight_bytes_per_token(inst->model);
             cached_depth = -1;
         }
 
         struct llama_context_params cp = llama_context_default_params();
+        cp.offload_kqv = !inst->no_kv_offload;
+        cp.embeddings = inst->embeddings;
+        cp.op_offload = !inst->no_op_offload;
         cp.n_ctx = (uint32_t) (inst->n_prompt + inst->n_gen + inst->n_depth);
         cp.n_batch = (uint32_t) inst->n_batch;
         cp.n_ubatch = (uint32_t) inst->n_ubatch;
@@ -1471,6 +1937,7 @@ int main(int argc, char ** argv) {
             fprintf(stderr, "llama-bench: error: failed to create context with model '%s'\n", inst->model);
             llama_model_free(lmodel);
             lmodel = NULL;
+            loaded_inst = NULL;
             failed++;
             cached_depth = -1;
             continue;
@@ -1502,6 +1969,26 @@ int main(int argc, char ** argv) {
             failed++;
             break;
         }
+
+        // the test's own thread pool, as llama.cpp's llama-bench attaches one: -C, --cpu-strict, --poll, --prio
+        struct ggml_threadpool_params tpp = ggml_threadpool_params_default(inst->n_threads);
+        char mask_err[128];
+        (void) bench_parse_cpu_mask(inst->cpu_mask, tpp.cpumask, mask_err, sizeof(mask_err)); // validated when parsed
+        tpp.strict_cpu = inst->cpu_strict;
+        tpp.poll = (uint32_t) inst->poll;
+        tpp.prio = (enum ggml_sched_priority) params.prio;
+        struct ggml_threadpool * threadpool = ggml_threadpool_new(&tpp);
+        if (!threadpool) {
+            fprintf(stderr, "llama-bench: error: failed to create a thread pool of %d threads\n", inst->n_threads);
+            free(tokens);
+            free(t->samples_ns);
+            free(t->read_bps);
+            memset(t, 0, sizeof(*t));
+            llama_free(ctx);
+            failed++;
+            continue;
+        }
+        llama_attach_threadpool(ctx, threadpool, NULL);
 
         llama_memory_clear(llama_get_memory(ctx), false);
 
@@ -1596,6 +2083,7 @@ int main(int argc, char ** argv) {
             llama_perf_context_print(ctx);
         }
         llama_free(ctx);
+        ggml_threadpool_free(threadpool);
 
         if (!ok) {
             failed++;
