@@ -21,6 +21,7 @@ enum arg_kind {
     ARG_FALSE,  // flag: bool field = false
     ARG_FN,     // handler with a value
     ARG_FN0,    // handler without a value (flag)
+    ARG_FN2,    // handler with two values (the two words of value_hint), passed joined by '\n'
 };
 
 enum arg_group {
@@ -270,6 +271,14 @@ static const char * h_pooling(struct common_params * p, const char * v) {
         return arg_errorf("invalid pooling type '%s' (expected none, mean, cls, last or rank)", v);
     }
     p->pooling_type = (enum llama_pooling_type) x;
+    return NULL;
+}
+
+// --rerank: the server's reranking endpoint needs embeddings with rank pooling (llama.cpp sets both)
+static const char * h_reranking(struct common_params * p, const char * v) {
+    (void) v;
+    p->embedding    = true;
+    p->pooling_type = LLAMA_POOLING_TYPE_RANK;
     return NULL;
 }
 
@@ -715,6 +724,115 @@ static const char * h_removed_ngram_min_hits(struct common_params * p, const cha
     return "the argument has been removed. use the respective --spec-ngram-*-min-hits";
 }
 
+// calls add(p, item, len) for every comma-separated item of v; the first error stops
+static const char * for_each_csv(struct common_params * p, const char * v,
+        const char * (*add)(struct common_params * p, const char * item, size_t len)) {
+    for (const char * s = v;;) {
+        const char * c = strchr(s, ',');
+        const size_t n = c ? (size_t) (c - s) : strlen(s);
+        const char * e = add(p, s, n);
+        if (e || !c) {
+            return e;
+        }
+        s = c + 1;
+    }
+}
+
+// "FNAME" (scale 1) or, with scaled, "FNAME:SCALE" (split at the last ':', as paths may hold one)
+static const char * split_scaled(const char * item, size_t len, bool scaled, char ** path, float * scale) {
+    size_t plen = len;
+    *scale = 1.0f;
+    if (scaled) {
+        const char * colon = NULL;
+        for (size_t i = 0; i < len; i++) {
+            colon = item[i] == ':' ? item + i : colon;
+        }
+        char num[64];
+        const size_t nlen = colon ? len - (size_t) (colon - item) - 1 : 0;
+        double d;
+        if (!colon || nlen == 0 || nlen >= sizeof(num)) {
+            return arg_errorf("expected FNAME:SCALE, got '%.*s'", (int) len, item);
+        }
+        memcpy(num, colon + 1, nlen);
+        num[nlen] = '\0';
+        if (!parse_f64(num, &d)) {
+            return arg_errorf("invalid scale '%s' in '%.*s'", num, (int) len, item);
+        }
+        *scale = (float) d;
+        plen = (size_t) (colon - item);
+    }
+    if (plen == 0) {
+        return "empty file name";
+    }
+    *path = malloc(plen + 1);
+    if (!*path) {
+        return "out of memory";
+    }
+    memcpy(*path, item, plen);
+    (*path)[plen] = '\0';
+    return NULL;
+}
+
+static const char * add_lora(struct common_params * p, const char * item, size_t len, bool scaled) {
+    struct common_adapter_lora_info info;
+    const char * e = split_scaled(item, len, scaled, &info.path, &info.scale);
+    if (e) {
+        return e;
+    }
+    struct common_adapter_lora_info * grown = realloc(p->lora_adapters, ((size_t) p->n_lora_adapters + 1) * sizeof(*grown));
+    if (!grown) {
+        free(info.path);
+        return "out of memory";
+    }
+    p->lora_adapters = grown;
+    p->lora_adapters[p->n_lora_adapters++] = info;
+    return NULL;
+}
+
+static const char * add_cvec(struct common_params * p, const char * item, size_t len, bool scaled) {
+    struct common_control_vector_load_info info;
+    const char * e = split_scaled(item, len, scaled, &info.fname, &info.strength);
+    if (e) {
+        return e;
+    }
+    struct common_control_vector_load_info * grown = realloc(p->control_vectors, ((size_t) p->n_control_vectors + 1) * sizeof(*grown));
+    if (!grown) {
+        free(info.fname);
+        return "out of memory";
+    }
+    p->control_vectors = grown;
+    p->control_vectors[p->n_control_vectors++] = info;
+    return NULL;
+}
+
+static const char * add_lora_1  (struct common_params * p, const char * s, size_t n) { return add_lora(p, s, n, false); }
+static const char * add_lora_sc (struct common_params * p, const char * s, size_t n) { return add_lora(p, s, n, true); }
+static const char * add_cvec_1  (struct common_params * p, const char * s, size_t n) { return add_cvec(p, s, n, false); }
+static const char * add_cvec_sc (struct common_params * p, const char * s, size_t n) { return add_cvec(p, s, n, true); }
+
+static const char * h_lora(struct common_params * p, const char * v)         { return for_each_csv(p, v, add_lora_1); }
+static const char * h_lora_scaled(struct common_params * p, const char * v)  { return for_each_csv(p, v, add_lora_sc); }
+static const char * h_cvec(struct common_params * p, const char * v)         { return for_each_csv(p, v, add_cvec_1); }
+static const char * h_cvec_scaled(struct common_params * p, const char * v)  { return for_each_csv(p, v, add_cvec_sc); }
+
+// "START\nEND" (ARG_FN2)
+static const char * h_cvec_layer_range(struct common_params * p, const char * v) {
+    const char * nl = strchr(v, '\n');
+    char a[32];
+    long long s0, s1;
+    if (!nl || (size_t) (nl - v) >= sizeof(a)) {
+        return "expected START END";
+    }
+    memcpy(a, v, (size_t) (nl - v));
+    a[nl - v] = '\0';
+    if (!parse_i64(a, &s0) || !parse_i64(nl + 1, &s1) || s0 < INT32_MIN || s0 > INT32_MAX || s1 < INT32_MIN || s1 > INT32_MAX) {
+        return arg_errorf("invalid layer range '%s' '%s' (expected two integers)", a, nl + 1);
+    }
+    p->control_vector_layer_start = (int32_t) s0;
+    p->control_vector_layer_end   = (int32_t) s1;
+    return NULL;
+}
+
 static const char * h_model(struct common_params * p, const char * v) {
     return common_params_set_str(&p->model.path, v) ? NULL : "out of memory";
 }
@@ -950,6 +1068,18 @@ static const struct common_arg k_args[] = {
       "LLAMA_ARG_SPLIT_MODE", 0, ARG_FN, 0, NO_RANGE, h_split_mode, GROUP_COMMON, 0 },
     { {"-mg", "--main-gpu", NULL}, "INDEX", "the GPU to use for the model with split-mode = none (default: 0)",
       "LLAMA_ARG_MAIN_GPU", 0, ARG_INT, OFF(main_gpu), 0, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"--lora", NULL}, "FNAME", "path to LoRA adapter (use comma-separated values to load multiple adapters)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_lora, GROUP_COMMON, 0 },
+    { {"--lora-scaled", NULL}, "FNAME:SCALE,...", "path to LoRA adapter with user defined scaling (format: FNAME:SCALE,...)\nnote: use comma-separated values",
+      "", 0, ARG_FN, 0, NO_RANGE, h_lora_scaled, GROUP_COMMON, 0 },
+    { {"--lora-init-without-apply", NULL}, NULL, "load LoRA adapters without applying them (default: disabled)",
+      "", 0, ARG_TRUE, OFF(lora_init_without_apply), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--control-vector", NULL}, "FNAME", "add a control vector\nnote: use comma-separated values to add multiple control vectors",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cvec, GROUP_COMMON, 0 },
+    { {"--control-vector-scaled", NULL}, "FNAME:SCALE,...", "add a control vector with user defined scaling SCALE\nnote: use comma-separated values (format: FNAME:SCALE,...)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cvec_scaled, GROUP_COMMON, 0 },
+    { {"--control-vector-layer-range", NULL}, "START END", "layer range to apply the control vector(s) to, start and end inclusive",
+      "", 0, ARG_FN2, 0, NO_RANGE, h_cvec_layer_range, GROUP_COMMON, 0 },
     { {"-m", "--model", NULL}, "FNAME", "model path to load",
       "LLAMA_ARG_MODEL", 0, ARG_FN, 0, NO_RANGE, h_model, GROUP_COMMON, 0 },
     { {"-bs", "--backend-sampling", NULL}, NULL, "run the supported samplers on the model backend (default: disabled)",
@@ -1048,6 +1178,10 @@ static const struct common_arg k_args[] = {
       NULL, EMBD_PROGRAMS, ARG_STR, OFF(cls_sep), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--embedding", "--embeddings", NULL}, NULL, "restrict to only support embedding use case; use only with dedicated embedding models (default: disabled)",
       "LLAMA_ARG_EMBEDDINGS", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(embedding), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--rerank", "--reranking", NULL}, NULL, "enable reranking endpoint on server (default: disabled)",
+      "LLAMA_ARG_RERANKING", EX(LLAMA_EXAMPLE_SERVER), ARG_FN0, 0, NO_RANGE, h_reranking, GROUP_EXAMPLE, 0 },
+    { {"--spm-infill", NULL}, NULL, "use Suffix/Prefix/Middle pattern for infill (instead of Prefix/Suffix/Middle) as some models prefer this. (default: disabled)",
+      NULL, EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(spm_infill), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
 
     { {"--ppl-stride", NULL}, "N", "stride for perplexity calculation (default: 0)",
       NULL, PPL_PROGRAMS, ARG_INT, OFF(ppl_stride), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
@@ -1277,7 +1411,8 @@ static const char * arg_apply(const struct common_arg * a, struct common_params 
             memcpy(base + a->off, &b, sizeof(b));
         } break;
         case ARG_FN:
-        case ARG_FN0: {
+        case ARG_FN0:
+        case ARG_FN2: {
             const char * e = a->fn(p, value);
             if (e) {
                 return e;
@@ -1397,6 +1532,19 @@ enum common_arg_status common_params_parse_ex(int argc, char ** argv, struct com
                 return COMMON_ARG_ERROR;
             }
             value = argv[++i];
+        }
+        char two[1024];
+        if (a->kind == ARG_FN2) {
+            if (i + 1 >= argc || !argv[i + 1]) {
+                set_err(err, err_size, "error: expected two values for argument: %s", arg);
+                return COMMON_ARG_ERROR;
+            }
+            const int n2 = snprintf(two, sizeof(two), "%s\n%s", value, argv[++i]);
+            if (n2 < 0 || (size_t) n2 >= sizeof(two)) {
+                set_err(err, err_size, "error: values too long for argument: %s", arg);
+                return COMMON_ARG_ERROR;
+            }
+            value = two;
         }
         const char * e = arg_apply(a, params, value);
         if (e) {

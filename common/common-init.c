@@ -27,6 +27,12 @@ struct common_init_result common_init_from_params(struct common_params * params)
         return res;
     }
 
+    if (!common_adapters_apply(params, model, lctx)) {
+        llama_free(lctx);
+        llama_model_free(model);
+        return res;
+    }
+
     // -1 means "the whole context" for the penalty windows
     if (params->sampling.penalty_last_n == -1) {
         params->sampling.penalty_last_n = (int32_t) llama_n_ctx(lctx);

@@ -195,6 +195,8 @@ struct common_params common_params_default(void) {
     memset(&p, 0, sizeof(p));
 
     p.n_predict             = -1;
+    p.control_vector_layer_start = -1;
+    p.control_vector_layer_end   = -1;
     p.n_ctx                 = 0;
     p.n_batch               = 2048;
     p.n_ubatch              = 512;
@@ -326,6 +328,18 @@ void common_params_free(struct common_params * p) {
     free(p->kv_overrides);
     p->kv_overrides   = NULL;
     p->n_kv_overrides = 0;
+    for (int i = 0; i < p->n_lora_adapters; i++) {
+        free(p->lora_adapters[i].path);
+    }
+    free(p->lora_adapters);
+    p->lora_adapters   = NULL;
+    p->n_lora_adapters = 0;
+    for (int i = 0; i < p->n_control_vectors; i++) {
+        free(p->control_vectors[i].fname);
+    }
+    free(p->control_vectors);
+    p->control_vectors   = NULL;
+    p->n_control_vectors = 0;
     free_str(&p->embd_out);
     free_str(&p->embd_sep);
     free_str(&p->cls_sep);

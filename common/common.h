@@ -154,6 +154,18 @@ struct common_params_speculative {
     char * lookup_cache_dynamic; // -lcd (owned)
 };
 
+// one --lora / --lora-scaled adapter
+struct common_adapter_lora_info {
+    char * path;  // owned
+    float  scale;
+};
+
+// one --control-vector / --control-vector-scaled file
+struct common_control_vector_load_info {
+    char * fname;    // owned
+    float  strength;
+};
+
 struct common_params {
     int32_t n_predict;             // -1: max new tokens, -1 = no limit
     int32_t n_ctx;                 // 0: context size, 0 = from the model
@@ -211,6 +223,15 @@ struct common_params {
     int32_t n_kv_overrides;   // --override-kv; the array ends with an entry whose key is empty
     struct llama_model_kv_override * kv_overrides;
 
+    int32_t n_lora_adapters;  // --lora FNAME[,...] (scale 1) / --lora-scaled FNAME:SCALE[,...]
+    struct common_adapter_lora_info * lora_adapters;
+    bool    lora_init_without_apply; // load the adapters but do not apply them to the context
+
+    int32_t n_control_vectors; // --control-vector FNAME[,...] / --control-vector-scaled FNAME:SCALE[,...]
+    struct common_control_vector_load_info * control_vectors;
+    int32_t control_vector_layer_start; // -1: from layer 1 (--control-vector-layer-range START END)
+    int32_t control_vector_layer_end;   // -1: to the last layer
+
     int32_t verbosity;        // log threshold (LOG_DEFAULT_LLAMA); -v = INT_MAX
 
     int32_t ppl_stride;       // 0
@@ -261,6 +282,7 @@ struct common_params {
 
     // embedding
     bool    embedding;        // get only sentence embedding
+    bool    spm_infill;       // server /infill: suffix/prefix/middle order instead of prefix/suffix/middle
     int32_t embd_normalize;   // 2: -1 none, 0 max absolute int16, 1 taxicab, 2 euclidean, >2 p-norm
     char *  embd_out;         // "" = plain, "array", "json", "json+" (owned)
     char *  embd_sep;         // "\n" (owned)
@@ -311,6 +333,19 @@ struct common_init_result {
 };
 
 struct common_init_result common_init_from_params(struct common_params * params);
+
+// the sum of the strength-scaled control vectors in infos[0..n): data [n_embd * n_layers] starting at layer 1
+// (llama_set_adapter_cvec's layout; malloc'd, caller frees). n_embd == -1 on error (logged).
+struct common_control_vector_data {
+    int32_t n_embd;
+    float * data;
+    size_t  len;
+};
+struct common_control_vector_data common_control_vector_load(const struct common_control_vector_load_info * infos, int32_t n);
+
+// loads params' LoRA adapters on model and (unless lora_init_without_apply) sets them on ctx, then applies
+// the control vectors; false (logged) on failure. Part of common_init_from_params.
+bool common_adapters_apply(const struct common_params * params, struct llama_model * model, struct llama_context * ctx);
 void common_init_result_free(struct common_init_result * res);
 
 //

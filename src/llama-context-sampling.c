@@ -62,7 +62,7 @@ static struct llama_ctx_sampling * get_or_create(struct llama_context * ctx) {
 }
 
 // the scheduler and graph buffers are sized once; a sampler added later may need a larger graph
-static bool ensure_graph_capacity(struct llama_context * ctx) {
+bool llama_context_ensure_graph_capacity(struct llama_context * ctx) {
     if (!ctx->sched) {
         return true; // still constructing: llama_init_from_model sizes the graph after the samplers
     }
@@ -123,7 +123,7 @@ bool llama_set_sampler(struct llama_context * ctx, llama_seq_id seq_id, struct l
     }
     s->samplers[seq_id] = smpl;
     LLAMA_LOG_INFO("%s: setting backend sampler for seq_id %d (n = %d)\n", __func__, seq_id, llama_sampler_chain_n(smpl));
-    return ensure_graph_capacity(ctx);
+    return llama_context_ensure_graph_capacity(ctx);
 }
 
 bool llama_ctx_sampling_init(struct llama_context * ctx, const struct llama_context_params * params) {

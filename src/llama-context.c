@@ -163,6 +163,8 @@ struct llama_context * llama_init_from_model(struct llama_model * model, struct 
         return NULL;
     }
     ctx->model = model;
+    ctx->adapters.cvec.layer_start = -1; // no control vector
+    ctx->adapters.cvec.layer_end   = -1;
     ctx->t_start_us = model->t_start_us;
     ctx->t_load_us  = model->t_load_us;
     llama_batch_allocr_init_empty(&ctx->balloc);
@@ -261,6 +263,7 @@ void llama_free(struct llama_context * ctx) {
         ggml_backend_free(ctx->backend_cpu);
     }
     llama_ctx_sampling_free(ctx);
+    llama_ctx_adapters_free(&ctx->adapters);
     llama_kv_cache_free(ctx->mem);
     llama_batch_allocr_free(&ctx->balloc);
     free(ctx->buf_meta);
@@ -445,6 +448,7 @@ static bool build_graph(struct llama_context * ctx, const struct llama_ubatch * 
     g->n_outputs = n_out;
     g->n_kv      = ctx->gf_key.n_kv;
     g->n_kv_swa  = ctx->gf_key.n_kv_swa;
+    g->adapters  = &ctx->adapters;
     if (!llm_graph_build(g) || !llama_ctx_sampling_build(ctx, g)) {
         ggml_free(ctx0);
         memset(g, 0, sizeof(*g));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "llama.h"
+#include "llama-adapter.h"
 #include "llama-batch.h"
 #include "llama-graph.h"
 
@@ -60,6 +61,8 @@ struct llama_context {
 
     struct llama_ctx_sampling * sampling; // backend samplers per sequence and their outputs (NULL: none)
 
+    struct llama_ctx_adapters adapters;   // LoRA set and control vector applied by this context (llama-context-adapter.c)
+
     // perf
     int64_t t_start_us;
     int64_t t_load_us;
@@ -73,6 +76,10 @@ struct llama_context {
 // forgets the kept ubatch graph and resets the scheduler: before anything else builds in buf_meta or uses sched,
 // and whenever the graph's inputs (samplers) may have changed
 void llama_context_drop_graph(struct llama_context * ctx);
+
+// grows the scheduler and graph buffers when the model's graph may now need more nodes (samplers or LoRA adapters
+// added after construction); call after llama_context_drop_graph. false (logged) on out of memory
+bool llama_context_ensure_graph_capacity(struct llama_context * ctx);
 
 // grows the output buffers to n_outputs rows and the batch index map to n_tokens; false on out of memory
 bool llama_context_reserve_outputs(struct llama_context * ctx, size_t n_outputs, size_t n_tokens);

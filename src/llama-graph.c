@@ -1,6 +1,7 @@
 // Graph building blocks shared by the architectures and the upload of the graph inputs.
 #include "llama-graph.h"
 
+#include "llama-adapter.h"
 #include "llama-impl.h"
 #include "llama-kv-cache.h"
 #include "llama-model.h"
@@ -17,6 +18,45 @@ bool llm_graph_key_equal(const struct llm_graph_key * a, const struct llm_graph_
            a->embeddings == b->embeddings;
 }
 
+// token embeddings + scale · B^T A[tokens] for adapters of token_embd (A is read by rows, as llama.cpp does)
+static struct ggml_tensor * embd_lora(struct llm_graph * g, struct ggml_tensor * cur) {
+    const struct llama_ctx_adapters * ad = g->adapters;
+    for (size_t i = 0; ad && i < ad->n_loras; i++) {
+        const struct llama_adapter_lora_weight * lw = llama_adapter_lora_find(ad->loras[i], g->model->tok_embd);
+        if (!lw) {
+            continue;
+        }
+        const float scale = llama_adapter_lora_scale(ad->loras[i], lw, ad->scales[i]);
+        struct ggml_tensor * d = ggml_mul_mat(g->ctx0, lw->b, ggml_get_rows(g->ctx0, lw->a, g->inp_tokens));
+        cur = ggml_add(g->ctx0, cur, ggml_scale(g->ctx0, d, scale));
+    }
+    return cur;
+}
+
+struct ggml_tensor * llm_graph_mm(struct llm_graph * g, struct ggml_tensor * w, struct ggml_tensor * cur) {
+    struct ggml_tensor * res = ggml_mul_mat(g->ctx0, w, cur);
+    const struct llama_ctx_adapters * ad = g->adapters;
+    // token_embd pairs have the lookup layout (see embd_lora); a tied output head does not take them
+    if (!ad || ad->n_loras == 0 || w == g->model->tok_embd) {
+        return res;
+    }
+    for (size_t i = 0; i < ad->n_loras; i++) {
+        const struct llama_adapter_lora_weight * lw = llama_adapter_lora_find(ad->loras[i], w);
+        if (!lw) {
+            continue;
+        }
+        const float scale = llama_adapter_lora_scale(ad->loras[i], lw, ad->scales[i]);
+        struct ggml_tensor * ab = ggml_mul_mat(g->ctx0, lw->b, ggml_mul_mat(g->ctx0, lw->a, cur));
+        res = ggml_add(g->ctx0, res, ggml_scale(g->ctx0, ab, scale));
+    }
+    return res;
+}
+
+struct ggml_tensor * llm_graph_cvec(struct llm_graph * g, struct ggml_tensor * cur, uint32_t il) {
+    struct ggml_tensor * t = g->adapters ? llama_adapter_cvec_tensor(&g->adapters->cvec, (int32_t) il) : NULL;
+    return t ? ggml_add(g->ctx0, cur, t) : cur;
+}
+
 struct ggml_tensor * llm_graph_inp_embd(struct llm_graph * g) {
     const struct llama_model * model = g->model;
     if (g->ub->token) {
@@ -24,7 +64,7 @@ struct ggml_tensor * llm_graph_inp_embd(struct llm_graph * g) {
         ggml_set_name(g->inp_tokens, "inp_tokens");
         ggml_set_input(g->inp_tokens);
         // get_rows converts any stored type (quantized embeddings included) to F32
-        return ggml_get_rows(g->ctx0, model->tok_embd, g->inp_tokens);
+        return embd_lora(g, ggml_get_rows(g->ctx0, model->tok_embd, g->inp_tokens));
     }
     g->inp_embd = ggml_new_tensor_2d(g->ctx0, GGML_TYPE_F32, g->hp->n_embd, g->n_tokens);
     ggml_set_name(g->inp_embd, "inp_embd");
@@ -51,7 +91,7 @@ struct ggml_tensor * llm_graph_rms_norm(struct llm_graph * g, struct ggml_tensor
 
 struct ggml_tensor * llm_graph_lin(struct llm_graph * g, struct ggml_tensor * w, struct ggml_tensor * b,
         struct ggml_tensor * cur) {
-    cur = ggml_mul_mat(g->ctx0, w, cur);
+    cur = llm_graph_mm(g, w, cur);
     if (b) {
         cur = ggml_add(g->ctx0, cur, b);
     }
@@ -77,9 +117,9 @@ void llm_graph_qkv(struct llm_graph * g, uint32_t il, struct ggml_tensor * cur,
         *v = ggml_view_3d(ctx0, qkv, hd_v, n_head_kv, g->n_tokens, hd_v * es, qkv->nb[1], (n_q + n_k) * es);
         return;
     }
-    struct ggml_tensor * mq = ggml_mul_mat(ctx0, L->wq, cur);
-    struct ggml_tensor * mk = ggml_mul_mat(ctx0, L->wk, cur);
-    struct ggml_tensor * mv = ggml_mul_mat(ctx0, L->wv, cur);
+    struct ggml_tensor * mq = llm_graph_mm(g, L->wq, cur);
+    struct ggml_tensor * mk = llm_graph_mm(g, L->wk, cur);
+    struct ggml_tensor * mv = llm_graph_mm(g, L->wv, cur);
     // side by side in the graph (otherwise each one is followed by its own rope etc.): the CPU backend computes
     // consecutive matmuls of the same activations as one group
     ggml_build_forward_expand(g->gf, mq);
@@ -209,13 +249,13 @@ static struct ggml_tensor * glu_split(struct llm_graph * g, struct ggml_tensor *
 
 struct ggml_tensor * llm_graph_ffn(struct llm_graph * g, struct ggml_tensor * cur, struct ggml_tensor * up,
         struct ggml_tensor * gate, struct ggml_tensor * down, enum llm_ffn_act act) {
-    struct ggml_tensor * u = ggml_mul_mat(g->ctx0, up, cur);
+    struct ggml_tensor * u = llm_graph_mm(g, up, cur);
     if (gate) {
-        cur = glu_split(g, ggml_mul_mat(g->ctx0, gate, cur), u, act);
+        cur = glu_split(g, llm_graph_mm(g, gate, cur), u, act);
     } else {
         cur = act == LLM_FFN_GELU ? ggml_geglu(g->ctx0, u) : ggml_swiglu(g->ctx0, u);
     }
-    return ggml_mul_mat(g->ctx0, down, cur);
+    return llm_graph_mm(g, down, cur);
 }
 
 struct ggml_tensor * llm_graph_moe(struct llm_graph * g, struct ggml_tensor * cur, struct ggml_tensor * gate_inp,
@@ -225,7 +265,7 @@ struct ggml_tensor * llm_graph_moe(struct llm_graph * g, struct ggml_tensor * cu
     const int64_t n_embd   = cur->ne[0];
     const int64_t n_tokens = cur->ne[1];
 
-    struct ggml_tensor * logits = ggml_mul_mat(ctx0, gate_inp, cur);            // [n_expert, n_tokens]
+    struct ggml_tensor * logits = llm_graph_mm(g, gate_inp, cur);               // [n_expert, n_tokens]
     struct ggml_tensor * probs  = ggml_soft_max(ctx0, logits);
     struct ggml_tensor * sel    = ggml_argsort_top_k(ctx0, probs, (int) n_expert_used); // [k, n_tokens]
     struct ggml_tensor * w      = ggml_get_rows(ctx0, ggml_reshape_3d(ctx0, probs, 1, n_expert, n_tokens), sel);
@@ -362,6 +402,7 @@ size_t llm_graph_max_nodes(const struct llama_model * model) {
             n_tensors++;
         }
     }
-    size_t r = 8 * n_tensors + 64 * (size_t) model->hparams.n_layer;
+    // the 64 per layer also cover the control vector's one add per layer
+    size_t r = 8 * n_tensors + 64 * (size_t) model->hparams.n_layer + llama_adapter_lora_graph_nodes(model);
     return r > 1024 ? r : 1024;
 }

@@ -17,6 +17,7 @@ extern "C" {
 
 struct llama_model;
 struct llama_memory_i;
+struct llama_ctx_adapters;
 
 // the context parameters after resolution (see llama_init_from_model)
 struct llama_cparams {
@@ -66,6 +67,7 @@ struct llm_graph {
     const struct llama_cparams * cp;
     const struct llama_ubatch  * ub;
     struct llama_memory_i      * kv;
+    const struct llama_ctx_adapters * adapters; // LoRA set and control vector of the context (NULL: none)
 
     uint32_t n_tokens;
     uint32_t n_outputs;          // rows of the ubatch with output set
@@ -110,6 +112,11 @@ struct ggml_tensor * llm_graph_inp_pos (struct llm_graph * g);
 
 // --- blocks ---
 struct ggml_tensor * llm_graph_rms_norm(struct llm_graph * g, struct ggml_tensor * cur, struct ggml_tensor * w);
+// w · cur for a model weight w, plus scale · B(A · cur) for every LoRA adapter of the context that adapts w.
+// Every weight matmul of every architecture goes through here; without adapters it is the plain matmul.
+struct ggml_tensor * llm_graph_mm(struct llm_graph * g, struct ggml_tensor * w, struct ggml_tensor * cur);
+// cur + the context's control vector for layer il (cur itself when none applies): the end of every layer
+struct ggml_tensor * llm_graph_cvec(struct llm_graph * g, struct ggml_tensor * cur, uint32_t il);
 struct ggml_tensor * llm_graph_lin(struct llm_graph * g, struct ggml_tensor * w, struct ggml_tensor * b,
         struct ggml_tensor * cur);
 // Q, K, V of layer il from cur, each [head_dim, n_head(_kv), n_tokens]: the separate projections (plus their

@@ -124,6 +124,8 @@ struct llama_model {
 
     struct llama_model_params params;
 
+    struct llama_adapter_lora * loras;   // LoRA adapters loaded on this model (freed with it; llama-adapter.c)
+
     int64_t t_load_us;
     int64_t t_start_us;
 };

@@ -1,6 +1,7 @@
 // libllama entry points: backend init, model loading and the llama_model_* queries, system info, logging.
 #include "llama.h"
 
+#include "llama-adapter.h"
 #include "llama-arch.h"
 #include "llama-impl.h"
 #include "llama-model-loader.h"
@@ -196,6 +197,7 @@ void llama_model_free(struct llama_model * model) {
     if (!model) {
         return;
     }
+    llama_adapter_lora_free_all(model);
     if (model->buf_w) {
         ggml_backend_buffer_free(model->buf_w);
     }

@@ -27,6 +27,7 @@ bool llm_build_exaone4(struct llm_graph * g) {
 
         struct ggml_tensor * f = llm_graph_ffn(g, x, L->ffn_up, L->ffn_gate, L->ffn_down, LLM_FFN_SILU);
         x = ggml_add(ctx0, x, llm_graph_rms_norm(g, f, L->ffn_post_norm));
+        x = llm_graph_cvec(g, x, il);
     }
     llm_graph_output(g, x, 0.0f);
     return true;

@@ -36,6 +36,7 @@ bool llm_build_granite(struct llm_graph * g) {
             f = ggml_scale(ctx0, f, hp->f_residual_scale);
         }
         x = ggml_add(ctx0, x, f);
+        x = llm_graph_cvec(g, x, il);
     }
     llm_graph_output(g, x, hp->f_logit_scale != 0.0f ? 1.0f / hp->f_logit_scale : 0.0f);
     return true;

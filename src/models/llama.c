@@ -30,6 +30,7 @@ bool llm_build_llama(struct llm_graph * g) {
             f = llm_graph_ffn(g, h, L->ffn_up, L->ffn_gate, L->ffn_down, LLM_FFN_SILU);
         }
         x = ggml_add(ctx0, x, f);
+        x = llm_graph_cvec(g, x, il);
     }
     llm_graph_output(g, x, 0.0f);
     return true;

@@ -22,6 +22,7 @@ bool llm_build_phi3(struct llm_graph * g) {
 
         h = llm_graph_rms_norm(g, x, L->ffn_norm);
         x = ggml_add(ctx0, x, llm_graph_ffn(g, h, L->ffn_up, L->ffn_gate, L->ffn_down, LLM_FFN_SILU));
+        x = llm_graph_cvec(g, x, il);
     }
     llm_graph_output(g, x, 0.0f);
     return true;

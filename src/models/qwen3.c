@@ -28,6 +28,7 @@ bool llm_build_qwen3_common(struct llm_graph * g, bool moe) {
                     hp->n_expert, hp->n_expert_used, true, LLM_FFN_SILU)
             : llm_graph_ffn(g, h, L->ffn_up, L->ffn_gate, L->ffn_down, LLM_FFN_SILU);
         x = ggml_add(ctx0, x, f);
+        x = llm_graph_cvec(g, x, il);
     }
     llm_graph_output(g, x, 0.0f);
     return true;
