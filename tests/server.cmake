@@ -75,3 +75,20 @@ if (TARGET llama-server AND Python3_FOUND)
                      --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
     set_tests_properties(test-server-jinja PROPERTIES LABELS "server;jinja" TIMEOUT 300)
 endif()
+
+# /infill's prompt layout (FIM tokens, BOS, extra chunks, the prefix/suffix/extra budget) on real FIM vocabularies
+if (TARGET llama-static AND SRVT_JANSSON_FOUND)
+    llama_test(NAME test-server-infill
+               SOURCES server/test-server-infill.c ${CMAKE_SOURCE_DIR}/tools/server/server-infill-layout.c
+               LIBS llama-static ggml-static PkgConfig::SRVT_JANSSON LABELS server)
+    target_include_directories(test-server-infill PRIVATE ${CMAKE_SOURCE_DIR}/tools/server)
+endif()
+
+# /v1/messages (+ count_tokens), /v1/responses, /infill and /rerank: shapes, stream event order, the same greedy text
+# as /v1/chat/completions, malformed bodies, --reranking refused at start-up
+if (TARGET llama-server AND Python3_FOUND)
+    add_test(NAME test-server-messages
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_messages.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-messages PROPERTIES LABELS server TIMEOUT 300)
+endif()

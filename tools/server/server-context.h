@@ -103,6 +103,11 @@ struct server_slot {
     double  t_prompt_ms, t_gen_ms;
     char    oai_id[40];
     int64_t created;
+    // event streams with a begin/end protocol (Anthropic messages, OpenAI responses): what was announced
+    bool    sse_begun;          // message_start / response.created sent
+    bool    sse_text_begun;     // the text block (content_block_start / output_item.added) sent
+    char    resp_id[48];        // OpenAI responses: the response's and its message item's ids
+    char    resp_msg_id[48];
 
     // speculative decoding (server-spec.c); spec == NULL: this slot does not speculate
     struct llama_context      * ctx_dft;   // the slot's own draft context (draft-simple), NULL otherwise
@@ -162,7 +167,17 @@ struct server_context {
     atomic_bool shutting_down;
 };
 
-enum { COMPL_MODE_NATIVE = 0, COMPL_MODE_OAI_COMPL = 1, COMPL_MODE_OAI_CHAT = 2 };
+// the response shape of a completion task; the last three all render a chat prompt (server_mode_is_chat)
+enum {
+    COMPL_MODE_NATIVE    = 0, // /completion, /infill
+    COMPL_MODE_OAI_COMPL = 1, // /v1/completions
+    COMPL_MODE_OAI_CHAT  = 2, // /v1/chat/completions
+    COMPL_MODE_ANTHROPIC = 3, // /v1/messages (converted to a chat request)
+    COMPL_MODE_OAI_RESP  = 4, // /v1/responses (converted to a chat request)
+};
+static inline bool server_mode_is_chat(int mode) {
+    return mode == COMPL_MODE_OAI_CHAT || mode == COMPL_MODE_ANTHROPIC || mode == COMPL_MODE_OAI_RESP;
+}
 
 //
 // helpers (server-utils.c)
@@ -216,6 +231,15 @@ void server_handle_metrics(const struct server_http_req * req, struct server_htt
 void server_handle_completion(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_oai_completion(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_oai_chat(const struct server_http_req * req, struct server_http_res * res, void * ud);
+// POST /v1/messages and /v1/messages/count_tokens (server-routes-messages.c)
+void server_handle_anthropic_messages(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_anthropic_count_tokens(const struct server_http_req * req, struct server_http_res * res, void * ud);
+// POST /v1/responses (server-routes-responses.c)
+void server_handle_oai_responses(const struct server_http_req * req, struct server_http_res * res, void * ud);
+// POST /infill (server-infill.c)
+void server_handle_infill(const struct server_http_req * req, struct server_http_res * res, void * ud);
+// POST /rerank and its aliases (server-rerank.c)
+void server_handle_rerank(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_embedding(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_oai_embeddings(const struct server_http_req * req, struct server_http_res * res, void * ud);
 // POST /slots/{id_slot}?action=save|restore|erase (server-slot-actions.c)
@@ -238,6 +262,17 @@ struct common_chat_jinja * server_chat_jinja_init(const struct server_context * 
 // its "tools" and "chat_template_kwargs" reach a Jinja template.
 char * server_apply_chat_template(const struct server_context * sc, const json_t * msgs, bool add_ass,
                                   const json_t * body, struct sj_err * err);
+#endif
+
+// a completion request (body consumed) in the given mode: validation, prompt (pre-tokenized: *pre_tokens taken
+// over, else from "prompt" or, chat modes, "messages"), then the task is run or streamed (server-routes-completion.c)
+void server_complete_body(struct server_context * sc, const struct server_http_req * req, struct server_http_res * res,
+                          json_t * body, int mode, struct server_token_vec * pre_tokens);
+#ifdef LLAMA_SERVER_HAVE_CHAT
+// the prompt tokens of a chat request ("messages" through the template, BOS/EOS as the vocabulary adds them);
+// false with err set
+bool server_chat_prompt_tokens(const struct server_context * sc, const json_t * body, struct server_token_vec * out,
+                               struct sj_err * err);
 #endif
 
 // request fields -> slot params (server-routes-completion.c); the same pure read runs on the HTTP thread (to
@@ -274,6 +309,17 @@ json_t * server_final_json(const struct server_context * sc, const struct server
 bool     server_stream_send(struct server_slot * s, json_t * chunk);
 // the final chunk(s) and [DONE] of an OpenAI-shaped stream; false when the client went away
 bool     server_stream_final_oai(const struct server_context * sc, struct server_slot * s);
+// one "event: name" / "data: ..." pair (data consumed); false when the client went away
+bool     server_stream_send_event(struct server_slot * s, const char * name, json_t * data);
+
+// Anthropic messages and OpenAI responses shapes (server-response-compat.c)
+json_t * server_final_json_anthropic(const struct server_context * sc, const struct server_slot * s);
+json_t * server_final_json_resp(const struct server_context * sc, const struct server_slot * s);
+bool     server_stream_partial_anthropic(const struct server_context * sc, struct server_slot * s, const char * d,
+                                         size_t n);
+bool     server_stream_final_anthropic(const struct server_context * sc, struct server_slot * s);
+bool     server_stream_partial_resp(const struct server_context * sc, struct server_slot * s, const char * d, size_t n);
+bool     server_stream_final_resp(const struct server_context * sc, struct server_slot * s);
 // a streamed partial: delta text (and, native, the tokens / probabilities of this step); toks/probs consumed
 bool     server_stream_partial(const struct server_context * sc, struct server_slot * s, const char * d, size_t n,
                                json_t * toks, json_t * probs);

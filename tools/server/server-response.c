@@ -54,6 +54,12 @@ static json_t * prompt_text(const struct server_context * sc, const struct serve
 
 // the final (non-streamed) result in the request's shape
 json_t * server_final_json(const struct server_context * sc, const struct server_slot * s) {
+    if (s->mode == COMPL_MODE_ANTHROPIC) {
+        return server_final_json_anthropic(sc, s);
+    }
+    if (s->mode == COMPL_MODE_OAI_RESP) {
+        return server_final_json_resp(sc, s);
+    }
     json_t * content = sj_string_lossy(s->text ? s->text : "", s->n_text);
     // llama.cpp: OpenAI logprobs are {"content": [per-token entries]} and only when there are any
     json_t * logprobs = (s->params.n_probs > 0 && json_array_size(s->probs) > 0)
@@ -148,6 +154,20 @@ bool server_stream_final_oai(const struct server_context * sc, struct server_slo
     return server_stream_send(s, last) && server_http_stream_write(s->task->stream, "data: [DONE]\n\n", 14);
 }
 
+bool server_stream_send_event(struct server_slot * s, const char * name, json_t * data) {
+    char * d = data ? sj_dumps(data) : NULL;
+    json_decref(data);
+    if (!d) {
+        return false;
+    }
+    struct server_http_stream * st = s->task->stream;
+    const bool ok = server_http_stream_write(st, "event: ", 7) && server_http_stream_write(st, name, strlen(name)) &&
+                    server_http_stream_write(st, "\ndata: ", 7) && server_http_stream_write(st, d, strlen(d)) &&
+                    server_http_stream_write(st, "\n\n", 2);
+    free(d);
+    return ok;
+}
+
 bool server_stream_send(struct server_slot * s, json_t * chunk) {
     char * d = chunk ? sj_dumps(chunk) : NULL;
     json_decref(chunk);
@@ -166,6 +186,13 @@ bool server_stream_send(struct server_slot * s, json_t * chunk) {
 bool server_stream_partial(const struct server_context * sc, struct server_slot * s, const char * d, size_t n,
                            json_t * toks, json_t * probs) {
     json_t * c;
+    if (s->mode == COMPL_MODE_ANTHROPIC || s->mode == COMPL_MODE_OAI_RESP) {
+        // these protocols carry text only (no per-token log-probabilities)
+        json_decref(toks);
+        json_decref(probs);
+        return s->mode == COMPL_MODE_ANTHROPIC ? server_stream_partial_anthropic(sc, s, d, n)
+                                               : server_stream_partial_resp(sc, s, d, n);
+    }
     if (s->mode == COMPL_MODE_OAI_CHAT) {
         // llama.cpp: the partial result of the first generated token opens with a role chunk (not the flush of
         // held-back text at the end, which passes no tokens); then one chunk per text delta (none for an empty
@@ -218,11 +245,19 @@ bool server_stream_partial(const struct server_context * sc, struct server_slot 
 
 void server_task_fail(struct server_task * t, const char * msg, enum server_error_type type) {
     if (t->stream) {
-        json_t * e = json_pack("{s:o}", "error", server_error_object(msg, type));
+        // llama.cpp: an Anthropic stream ends with "event: error" and the bare error object
+        const bool anthropic =
+            json_integer_value(json_object_get(t->data, "__mode")) == COMPL_MODE_ANTHROPIC;
+        json_t * e = anthropic ? server_error_object(msg, type)
+                               : json_pack("{s:o}", "error", server_error_object(msg, type));
         char * d = e ? sj_dumps(e) : NULL;
         json_decref(e);
         if (d) {
-            server_http_stream_write(t->stream, "error: ", 7);
+            if (anthropic) {
+                server_http_stream_write(t->stream, "event: error\ndata: ", 19);
+            } else {
+                server_http_stream_write(t->stream, "error: ", 7);
+            }
             server_http_stream_write(t->stream, d, strlen(d));
             server_http_stream_write(t->stream, "\n\n", 2);
             free(d);

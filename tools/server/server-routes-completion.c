@@ -22,7 +22,7 @@ static bool read_oai_logprobs(const json_t * body, int mode, int max_probs, stru
         if (!sj_get_int(body, "logprobs", &iv, err)) {
             return false;
         }
-    } else if (mode == COMPL_MODE_OAI_CHAT) {
+    } else if (server_mode_is_chat(mode)) {
         bool want = false;
         if (!sj_get_bool(body, "logprobs", &want, err)) {
             return false;
@@ -44,7 +44,7 @@ static bool read_oai_logprobs(const json_t * body, int mode, int max_probs, stru
     }
     if (iv < 0 || iv > max_probs) {
         snprintf(err->msg, sizeof(err->msg), "\"%s\" must be in [0, %d]",
-                 mode == COMPL_MODE_OAI_CHAT ? "top_logprobs" : "logprobs", max_probs);
+                 server_mode_is_chat(mode) ? "top_logprobs" : "logprobs", max_probs);
         return false;
     }
     p->n_probs = (int32_t) iv;
@@ -143,72 +143,74 @@ bool server_read_slot_params(const struct server_context * sc, const json_t * bo
     return true;
 }
 
-// HTTP thread: validate, build the prompt, tokenize; on error answer and return NULL
-static struct server_task * make_completion_task(struct server_context * sc, const struct server_http_req * req,
-                                                 struct server_http_res * res, int mode) {
-    json_t * body = server_parse_body(req, res);
-    if (!body) {
-        return NULL;
+#ifdef LLAMA_SERVER_HAVE_CHAT
+bool server_chat_prompt_tokens(const struct server_context * sc, const json_t * body, struct server_token_vec * out,
+                               struct sj_err * err) {
+    const json_t * msgs = json_object_get(body, "messages");
+    if (!json_is_array(msgs)) {
+        snprintf(err->msg, sizeof(err->msg), "\"messages\" must be an array");
+        return false;
+    }
+    char * text = server_apply_chat_template(sc, msgs, true, body, err);
+    if (!text) {
+        return false;
+    }
+    json_t * js = json_string(text);
+    free(text);
+    const bool ok = js && server_tokenize_mixed(sc->vocab, js, true, true, out, err);
+    json_decref(js);
+    if (!ok && !err->msg[0]) {
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+    }
+    return ok;
+}
+#endif
+
+// HTTP thread: validate, build the prompt, tokenize; on error answer and return NULL. body is consumed;
+// pre_tokens (may be NULL) is a prompt already built by the caller (/infill), taken over.
+static struct server_task * make_completion_task(struct server_context * sc, json_t * body,
+                                                 struct server_http_res * res, int mode,
+                                                 struct server_token_vec * pre_tokens) {
+    struct server_token_vec toks = { 0 };
+    if (pre_tokens) {
+        toks = *pre_tokens;
+        *pre_tokens = (struct server_token_vec) { 0 };
     }
     struct sj_err err = { { 0 } };
     struct server_slot_params p;
-    if (!server_read_slot_params(sc, body, mode, &p, &err)) {
-        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
-        json_decref(body);
-        return NULL;
-    }
-    bool grammar_ok = true;
-    char * grammar = server_read_grammar(sc, body, mode, &grammar_ok, &err);
-    if (!grammar_ok || !server_check_grammar(sc, grammar, &err)) {
-        free(grammar);
-        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
-        json_decref(body);
-        return NULL;
-    }
-    free(grammar);
     bool b = true;
     int64_t n_cache_reuse = 0;
+    int64_t id_slot = -1;
+    bool grammar_ok = true;
+    char * grammar = NULL;
+    if (!server_read_slot_params(sc, body, mode, &p, &err)) {
+        goto fail;
+    }
+    grammar = server_read_grammar(sc, body, mode, &grammar_ok, &err);
+    if (!grammar_ok || !server_check_grammar(sc, grammar, &err)) {
+        free(grammar);
+        goto fail;
+    }
+    free(grammar);
     if (!sj_get_bool(body, "cache_prompt", &b, &err) || !sj_get_bool(body, "return_tokens", &b, &err) ||
         !sj_get_int(body, "n_cache_reuse", &n_cache_reuse, &err)) {
-        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
-        json_decref(body);
-        return NULL;
+        goto fail;
     }
-    int64_t id_slot = -1;
     if (!sj_get_int(body, "id_slot", &id_slot, &err) || id_slot < -1 || id_slot >= sc->n_slots) {
         if (!err.msg[0]) {
             snprintf(err.msg, sizeof(err.msg), "\"id_slot\" must be -1 or a slot id below %d", sc->n_slots);
         }
-        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
-        json_decref(body);
-        return NULL;
+        goto fail;
     }
-    struct server_token_vec toks = { 0 };
-    if (mode == COMPL_MODE_OAI_CHAT) {
+    if (pre_tokens) {
+        // built by the caller
+    } else if (server_mode_is_chat(mode)) {
 #ifdef LLAMA_SERVER_HAVE_CHAT
-        const json_t * msgs = json_object_get(body, "messages");
-        if (!json_is_array(msgs)) {
-            server_res_err(res, "\"messages\" must be an array", ERROR_TYPE_INVALID_REQUEST);
-            json_decref(body);
-            return NULL;
-        }
-        char * text = server_apply_chat_template(sc, msgs, true, body, &err);
-        if (!text) {
-            server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
-            json_decref(body);
-            return NULL;
-        }
-        json_t * js = json_string(text);
-        free(text);
-        const bool ok = js && server_tokenize_mixed(sc->vocab, js, true, true, &toks, &err);
-        json_decref(js);
-        if (!ok) {
-            free(toks.data);
-            server_res_err(res, err.msg[0] ? err.msg : "out of memory", ERROR_TYPE_INVALID_REQUEST);
-            json_decref(body);
-            return NULL;
+        if (!server_chat_prompt_tokens(sc, body, &toks, &err)) {
+            goto fail;
         }
 #else
+        free(toks.data);
         server_res_err(res, "chat templates are not available in this build", ERROR_TYPE_NOT_SUPPORTED);
         json_decref(body);
         return NULL;
@@ -216,9 +218,8 @@ static struct server_task * make_completion_task(struct server_context * sc, con
     } else {
         const json_t * prompt = json_object_get(body, "prompt");
         if (!prompt) {
-            server_res_err(res, "\"prompt\" is required", ERROR_TYPE_INVALID_REQUEST);
-            json_decref(body);
-            return NULL;
+            snprintf(err.msg, sizeof(err.msg), "\"prompt\" is required");
+            goto fail;
         }
         // OpenAI clients send one prompt as a one-element array
         if (json_is_array(prompt) && json_array_size(prompt) == 1 &&
@@ -226,17 +227,12 @@ static struct server_task * make_completion_task(struct server_context * sc, con
             prompt = json_array_get(prompt, 0);
         }
         if (!server_tokenize_mixed(sc->vocab, prompt, true, true, &toks, &err)) {
-            free(toks.data);
-            server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
-            json_decref(body);
-            return NULL;
+            goto fail;
         }
     }
     if (toks.n == 0) {
-        free(toks.data);
-        server_res_err(res, "the prompt is empty", ERROR_TYPE_INVALID_REQUEST);
-        json_decref(body);
-        return NULL;
+        snprintf(err.msg, sizeof(err.msg), "the prompt is empty");
+        goto fail;
     }
     if (toks.n >= (size_t) sc->n_ctx_slot) {
         int status = 400;
@@ -260,16 +256,23 @@ static struct server_task * make_completion_task(struct server_context * sc, con
     t->tokens   = toks.data;
     t->n_tokens = toks.n;
     return t;
+fail:
+    free(toks.data);
+    server_res_err(res, err.msg[0] ? err.msg : "out of memory", ERROR_TYPE_INVALID_REQUEST);
+    json_decref(body);
+    return NULL;
 }
 
-static void server_handle_completion_mode(const struct server_http_req * req, struct server_http_res * res,
-                                          struct server_context * sc, int mode) {
+void server_complete_body(struct server_context * sc, const struct server_http_req * req, struct server_http_res * res,
+                          json_t * body, int mode, struct server_token_vec * pre_tokens) {
     if (sc->params.embedding) {
+        free(pre_tokens ? pre_tokens->data : NULL);
+        json_decref(body);
         server_res_err(res, "This server does not support completions. Start it without `--embeddings`",
                 ERROR_TYPE_NOT_SUPPORTED);
         return;
     }
-    struct server_task * t = make_completion_task(sc, req, res, mode);
+    struct server_task * t = make_completion_task(sc, body, res, mode, pre_tokens);
     if (!t) {
         return;
     }
@@ -291,6 +294,20 @@ static void server_handle_completion_mode(const struct server_http_req * req, st
         return;
     }
     server_respond_task(sc, t, req, res);
+}
+
+static void server_handle_completion_mode(const struct server_http_req * req, struct server_http_res * res,
+                                          struct server_context * sc, int mode) {
+    if (sc->params.embedding) {
+        server_res_err(res, "This server does not support completions. Start it without `--embeddings`",
+                ERROR_TYPE_NOT_SUPPORTED);
+        return;
+    }
+    json_t * body = server_parse_body(req, res);
+    if (!body) {
+        return;
+    }
+    server_complete_body(sc, req, res, body, mode, NULL);
 }
 
 void server_handle_completion(const struct server_http_req * req, struct server_http_res * res, void * ud) {

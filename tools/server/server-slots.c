@@ -72,6 +72,10 @@ void server_slot_finish(struct server_context * sc, struct server_slot * s) {
         if (ok) {
             if (s->mode == COMPL_MODE_NATIVE) {
                 ok = server_stream_send(s, server_final_json(sc, s));
+            } else if (s->mode == COMPL_MODE_ANTHROPIC) {
+                ok = server_stream_final_anthropic(sc, s);
+            } else if (s->mode == COMPL_MODE_OAI_RESP) {
+                ok = server_stream_final_resp(sc, s);
             } else {
                 ok = server_stream_final_oai(sc, s);
             }
@@ -225,6 +229,10 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
     s->probs = json_array();
     s->created = (int64_t) time(NULL);
     snprintf(s->oai_id, sizeof(s->oai_id), "chatcmpl-%08x%08x", (unsigned) rand(), (unsigned) t->id);
+    snprintf(s->resp_id, sizeof(s->resp_id), "resp_%08x%08x", (unsigned) rand(), (unsigned) t->id);
+    snprintf(s->resp_msg_id, sizeof(s->resp_msg_id), "msg_%08x%08x", (unsigned) rand(), (unsigned) t->id);
+    s->sse_begun = false;
+    s->sse_text_begun = false;
     s->t_prompt_ms = s->t_gen_ms = 0;
     s->t_start_prompt = server_now_us();
 

@@ -110,6 +110,14 @@ static bool load_model(struct server_context * sc) {
         return false;
     }
 
+    if (sc->params.pooling_type == LLAMA_POOLING_TYPE_RANK) {
+        // --reranking / --pooling rank: libllama has no rank pooling (a reranker's classification head), so no
+        // model can rank here; refuse rather than serve scores that mean nothing
+        SRV_ERR("%s: reranking (--reranking / --pooling rank) is not supported: this libllama has no rank pooling, "
+                "so the model '%s' cannot rank\n", __func__, sc->params.model.path);
+        return false;
+    }
+
     struct llama_context_params cp = llama_context_default_params();
     cp.n_ctx      = (uint32_t) (sc->params.n_ctx > 0 ? sc->params.n_ctx : 0);
     cp.n_batch    = (uint32_t) sc->params.n_batch;
@@ -259,6 +267,14 @@ static bool register_routes(struct server_context * sc) {
     ok &= server_http_route(h, "POST", "/v1/embeddings",  server_handle_oai_embeddings, sc, false, false);
     ok &= server_http_route(h, "POST", "/chat/completions",    server_handle_oai_chat,  sc, false, false);
     ok &= server_http_route(h, "POST", "/v1/chat/completions", server_handle_oai_chat,  sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/messages",              server_handle_anthropic_messages,     sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/messages/count_tokens", server_handle_anthropic_count_tokens, sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/responses",             server_handle_oai_responses,          sc, false, false);
+    ok &= server_http_route(h, "POST", "/infill",                   server_handle_infill,                 sc, false, false);
+    ok &= server_http_route(h, "POST", "/rerank",                   server_handle_rerank,                 sc, false, false);
+    ok &= server_http_route(h, "POST", "/reranking",                server_handle_rerank,                 sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/rerank",                server_handle_rerank,                 sc, false, false);
+    ok &= server_http_route(h, "POST", "/v1/reranking",             server_handle_rerank,                 sc, false, false);
     return ok;
 }
 
