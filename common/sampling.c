@@ -132,7 +132,7 @@ static bool build_chain(struct common_sampler * g, const struct llama_model * mo
                 ok = chain_add(c, llama_sampler_init_infill(vocab), "infill");
                 break;
             case COMMON_SAMPLER_TYPE_PENALTIES:
-                ok = chain_add(c, llama_sampler_init_penalties(n_vocab, p->penalty_last_n, p->penalty_repeat,
+                ok = chain_add(c, llama_sampler_init_penalties(p->penalty_last_n, p->penalty_repeat,
                         p->penalty_freq, p->penalty_present), "penalties");
                 break;
             case COMMON_SAMPLER_TYPE_ADAPTIVE_P:

@@ -116,6 +116,7 @@ bool llama_set_sampler(struct llama_context * ctx, llama_seq_id seq_id, struct l
     }
     const struct llama_sampler_chain * chain = smpl->ctx;
     if (!chain->is_init) {
+        llama_sampler_chain_set_n_vocab(smpl, llama_vocab_n_tokens(llama_model_get_vocab(llama_get_model(ctx))));
         smpl->iface->backend_init(smpl, ggml_backend_cpu_buffer_type(), ctx->cparams.n_outputs_max_per_seq);
     }
     if (!s->samplers[seq_id]) {

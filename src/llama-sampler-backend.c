@@ -228,6 +228,17 @@ void llama_sampler_backend_logit_bias(struct ggml_context * ctx, struct llama_sa
 
 // ---- chain ------------------------------------------------------------------------------------------------
 
+void llama_sampler_chain_set_n_vocab(struct llama_sampler * smpl, int32_t n_vocab) {
+    if (!llama_sampler_is_chain(smpl)) {
+        llama_sampler_penalties_set_n_vocab(smpl, n_vocab);
+        return;
+    }
+    const struct llama_sampler_chain * chain = smpl->ctx;
+    for (size_t i = 0; i < chain->n_samplers; i++) {
+        llama_sampler_chain_set_n_vocab(chain->samplers[i].ptr, n_vocab);
+    }
+}
+
 bool llama_sampler_chain_backend_init(struct llama_sampler * smpl, ggml_backend_buffer_type_t buft,
         uint32_t n_outputs_max_per_seq) {
     struct llama_sampler_chain * chain = smpl->ctx;

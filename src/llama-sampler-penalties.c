@@ -299,9 +299,10 @@ static void penalties_copy_state(const struct llama_sampler * src, struct llama_
 static struct llama_sampler * penalties_clone(const struct llama_sampler * smpl) {
     const struct sampler_penalties * ctx = smpl->ctx;
     struct llama_sampler * result = llama_sampler_init_penalties(
-            ctx->n_vocab, ctx->penalty_last_n, ctx->penalty_repeat, ctx->penalty_freq, ctx->penalty_present);
+            ctx->penalty_last_n, ctx->penalty_repeat, ctx->penalty_freq, ctx->penalty_present);
     if (result) {
         penalties_copy_state(smpl, result);
+        llama_sampler_penalties_set_n_vocab(result, ctx->n_vocab);
     }
     return result;
 }
@@ -320,6 +321,12 @@ static void penalties_free(struct llama_sampler * smpl) {
 static bool penalties_backend_init(struct llama_sampler * smpl, ggml_backend_buffer_type_t buft, uint32_t n_outputs_max_per_seq) {
     // one graph sees one history: several outputs of a sequence would each need the tokens accepted before them
     if (n_outputs_max_per_seq > 1) {
+        return false;
+    }
+    // the graph part works on dense per-token tables; without the vocabulary size (set by the context that
+    // takes the chain, see llama_sampler_penalties_set_n_vocab) it stays on the CPU
+    const struct sampler_penalties * c = smpl->ctx;
+    if (c->n_vocab <= 0) {
         return false;
     }
     return llama_sampler_backend_support(smpl, buft);
@@ -415,8 +422,14 @@ static struct llama_sampler_i llama_sampler_penalties_i = {
     /* .copy_state        = */ penalties_copy_state,
 };
 
+void llama_sampler_penalties_set_n_vocab(struct llama_sampler * smpl, int32_t n_vocab) {
+    if (smpl && smpl->iface == &llama_sampler_penalties_i) {
+        struct sampler_penalties * c = smpl->ctx;
+        c->n_vocab = n_vocab;
+    }
+}
+
 struct llama_sampler * llama_sampler_init_penalties(
-        int32_t n_vocab,
         int32_t penalty_last_n,
         float   penalty_repeat,
         float   penalty_freq,
@@ -438,7 +451,7 @@ struct llama_sampler * llama_sampler_init_penalties(
         LLAMA_LOG_ERROR("%s: out of memory\n", __func__);
         return NULL;
     }
-    ctx->n_vocab         = n_vocab;
+    ctx->n_vocab         = 0; // known once a context takes the sampler for backend sampling
     ctx->penalty_last_n  = penalty_last_n;
     ctx->penalty_repeat  = penalty_repeat;
     ctx->penalty_freq    = penalty_freq;

@@ -72,6 +72,10 @@ void llama_sampler_backend_dist      (struct ggml_context * ctx, struct llama_sa
 void llama_sampler_backend_logit_bias(struct ggml_context * ctx, struct llama_sampler_data * data, struct ggml_tensor * bias_full);
 
 // the chain's backend slots: prefix rule and node budget probe (SEEDS-SPEC §2.3)
+// the vocabulary size, which the graph part of the penalties sampler needs and llama.h's constructor does not
+// take: set on every penalties sampler of a chain (nested chains too) by the context that takes the chain
+void llama_sampler_penalties_set_n_vocab(struct llama_sampler * smpl, int32_t n_vocab);
+void llama_sampler_chain_set_n_vocab    (struct llama_sampler * smpl, int32_t n_vocab);
 bool llama_sampler_chain_backend_init     (struct llama_sampler * smpl, ggml_backend_buffer_type_t buft, uint32_t n_outputs_max_per_seq);
 void llama_sampler_chain_backend_apply    (struct llama_sampler * smpl, struct ggml_context * ctx, struct ggml_cgraph * gf,
         struct llama_sampler_data * data);

@@ -459,8 +459,8 @@ static void test_penalties(void) {
     // repeat penalty over a history: backend (one output per sequence) and CPU give the same logits
     const llama_token hist[4] = { 5, 9, 9, 11 };
     struct llama_sampler * chain = chain_new();
-    llama_sampler_chain_add(chain, llama_sampler_init_penalties(g_n_vocab, 64, 1.3f, 0.2f, 0.1f));
-    struct llama_sampler * cpu = llama_sampler_init_penalties(g_n_vocab, 64, 1.3f, 0.2f, 0.1f);
+    llama_sampler_chain_add(chain, llama_sampler_init_penalties(64, 1.3f, 0.2f, 0.1f));
+    struct llama_sampler * cpu = llama_sampler_init_penalties(64, 1.3f, 0.2f, 0.1f);
     for (int i = 0; i < 4; i++) {
         llama_sampler_accept(chain, hist[i]);
         llama_sampler_accept(cpu, hist[i]);
@@ -1038,7 +1038,7 @@ struct kjv_case {
 // llama.cpp's common chain without the final dist: penalties, dry, top-n-sigma, top-k, typical, top-p, min-p, xtc,
 // temp-ext (samplers whose parameters disable them are no-ops)
 static void kjv_add_filters(struct llama_sampler * ch, const struct kjv_case * c, uint32_t seed) {
-    llama_sampler_chain_add(ch, llama_sampler_init_penalties(g_n_vocab, c->penalty_last_n, c->penalty_repeat, 0.0f, 0.0f));
+    llama_sampler_chain_add(ch, llama_sampler_init_penalties(c->penalty_last_n, c->penalty_repeat, 0.0f, 0.0f));
     llama_sampler_chain_add(ch, llama_sampler_init_top_n_sigma(-1.0f));
     llama_sampler_chain_add(ch, llama_sampler_init_top_k(c->top_k));
     llama_sampler_chain_add(ch, llama_sampler_init_typical(1.0f, 1));

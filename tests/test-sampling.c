@@ -152,7 +152,7 @@ static void test_penalties(const char * what, const float * probs, size_t n, con
     TH_CHECK(n == n_expected, "%s: test table", what);
     struct tester t;
     tester_init_probs(&t, probs, n, expected, n_expected);
-    struct llama_sampler * smpl = llama_sampler_init_penalties((int32_t) n, (int32_t) n_last, repeat, freq, present);
+    struct llama_sampler * smpl = llama_sampler_init_penalties((int32_t) n_last, repeat, freq, present);
     for (size_t i = 0; i < n_last; ++i) {
         llama_sampler_accept(smpl, last[i]);
     }
@@ -535,7 +535,7 @@ static void test_chain_api(void) {
     // disabled settings give named no-op samplers
     struct llama_sampler * e1 = llama_sampler_init_top_k(0);
     struct llama_sampler * e2 = llama_sampler_init_temp(1.0f);
-    struct llama_sampler * e3 = llama_sampler_init_penalties(10, 64, 1.0f, 0.0f, 0.0f);
+    struct llama_sampler * e3 = llama_sampler_init_penalties(64, 1.0f, 0.0f, 0.0f);
     TH_CHECK(strcmp(llama_sampler_name(e1), "?top-k") == 0 && strcmp(llama_sampler_name(e2), "?temp") == 0 &&
              strcmp(llama_sampler_name(e3), "?penalties") == 0, "empty sampler names");
     llama_sampler_free(e1);
@@ -574,8 +574,8 @@ static void test_chain_api(void) {
 
 // samplers without copy_state are copied through clone; penalties and mirostat carry their history
 static void test_copy_state(void) {
-    struct llama_sampler * a = llama_sampler_init_penalties(8, 3, 50.0f, 0.0f, 0.0f);
-    struct llama_sampler * b = llama_sampler_init_penalties(8, 3, 50.0f, 0.0f, 0.0f);
+    struct llama_sampler * a = llama_sampler_init_penalties(3, 50.0f, 0.0f, 0.0f);
+    struct llama_sampler * b = llama_sampler_init_penalties(3, 50.0f, 0.0f, 0.0f);
     llama_sampler_accept(a, 1);
     llama_sampler_accept(a, 2);
     llama_sampler_accept(a, 3);
@@ -903,8 +903,8 @@ static void test_bad_input(void) {
     llama_sampler_free(d);
     llama_sampler_free(chain);
 
-    TH_CHECK(llama_sampler_init_penalties(10, 4, 0.0f, 0.0f, 0.0f) == NULL, "repeat penalty 0 rejected");
-    TH_CHECK(llama_sampler_init_penalties(10, 4, 1.1f, NAN, 0.0f) == NULL, "NaN penalty rejected");
+    TH_CHECK(llama_sampler_init_penalties(4, 0.0f, 0.0f, 0.0f) == NULL, "repeat penalty 0 rejected");
+    TH_CHECK(llama_sampler_init_penalties(4, 1.1f, NAN, 0.0f) == NULL, "NaN penalty rejected");
 
     // top-k larger than the candidates, min-p / top-p on one candidate
     struct tester t;
@@ -964,7 +964,7 @@ static struct llama_sampler * fz_sampler(void) {
         case 9:  return llama_sampler_init_top_n_sigma(fz_param() * 3.0f);
         case 10: return llama_sampler_init_mirostat(n, fz_next(), fz_param() * 8.0f, fz_param(), n);
         case 11: return llama_sampler_init_mirostat_v2(fz_next(), fz_param() * 8.0f, fz_param());
-        case 12: return llama_sampler_init_penalties(64, n, 1.0f + fz_param(), fz_param(), fz_param());
+        case 12: return llama_sampler_init_penalties(n, 1.0f + fz_param(), fz_param(), fz_param());
         case 13: {
             const llama_token br[3] = { (llama_token) (fz_next() % 64), (llama_token) (fz_next() % 64), 3 };
             const llama_token * brs[1] = { br };
