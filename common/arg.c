@@ -1461,12 +1461,8 @@ static void postprocess_cpu(struct common_cpu_params * c, const struct common_cp
 }
 
 static void print_version(void) {
-    printf("version: %d (%s)\n", LLAMA_C_BUILD_NUMBER, LLAMA_C_COMMIT);
-#if defined(__clang__)
-    printf("built with clang %d.%d.%d\n", __clang_major__, __clang_minor__, __clang_patchlevel__);
-#elif defined(__GNUC__)
-    printf("built with gcc %d.%d.%d\n", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
-#endif
+    printf("version: %d (%s)\n", LLAMA_BUILD_NUMBER, LLAMA_COMMIT);
+    printf("built with %s for %s\n", LLAMA_COMPILER, LLAMA_BUILD_TARGET);
 }
 
 enum common_arg_status common_params_parse_ex(int argc, char ** argv, struct common_params * params,

@@ -18,8 +18,11 @@
 extern "C" {
 #endif
 
-#define LLAMA_C_BUILD_NUMBER 1
-#define LLAMA_C_COMMIT       "unknown"
+// the build (generated at build time from the git checkout, as llama.cpp's build-info: cmake/build-info.cmake)
+extern int          LLAMA_BUILD_NUMBER;
+extern const char * LLAMA_COMMIT;
+extern const char * LLAMA_COMPILER;
+extern const char * LLAMA_BUILD_TARGET;
 
 //
 // CPU utils

@@ -126,7 +126,7 @@ static const char * base_name(const char * path) {
 
 static void print_banner(const struct common_params * params) {
     printf("\n");
-    printf("build      : b%d-%s\n", LLAMA_C_BUILD_NUMBER, LLAMA_C_COMMIT);
+    printf("build      : b%d-%s\n", LLAMA_BUILD_NUMBER, LLAMA_COMMIT);
     printf("model      : %s\n", base_name(params->model.path));
     printf("modalities : text\n");
     if (params->system_prompt && params->system_prompt[0]) {

@@ -990,9 +990,9 @@ static void field_value(const struct test_result * t, int i, char * buf, size_t 
     const char * f = k_fields[i];
     const struct test_inst * in = &t->inst;
     if (strcmp(f, "build_commit") == 0) {
-        snprintf(buf, n, "%s", LLAMA_C_COMMIT);
+        snprintf(buf, n, "%s", LLAMA_COMMIT);
     } else if (strcmp(f, "build_number") == 0) {
-        snprintf(buf, n, "%d", LLAMA_C_BUILD_NUMBER);
+        snprintf(buf, n, "%d", LLAMA_BUILD_NUMBER);
     } else if (strcmp(f, "cpu_info") == 0) {
         snprintf(buf, n, "%s", dev_descriptions(GGML_BACKEND_DEVICE_TYPE_CPU, GGML_BACKEND_DEVICE_TYPE_ACCEL));
     } else if (strcmp(f, "gpu_info") == 0) {
@@ -1379,7 +1379,7 @@ static void printer_footer(struct printer * p) {
             fprintf(p->fout, "\n]\n");
             break;
         case OUT_MD:
-            fprintf(p->fout, "\nbuild: %s (%d)\n", LLAMA_C_COMMIT, LLAMA_C_BUILD_NUMBER);
+            fprintf(p->fout, "\nbuild: %s (%d)\n", LLAMA_COMMIT, LLAMA_BUILD_NUMBER);
             break;
         default:
             break;

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// llama.c has no build numbering yet; same value as common.h's LLAMA_C_BUILD_NUMBER / LLAMA_C_COMMIT
-#define SERVER_BUILD_INFO "b1-unknown"
+// "b<build number>-<commit>", llama.cpp's build_info / system_fingerprint (server-utils.c)
+const char * server_build_info(void);
 
 //
 // logging (server-utils.c; to move onto common/log.h once the programs share it)

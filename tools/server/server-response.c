@@ -33,7 +33,7 @@ json_t * server_usage_json(const struct server_slot * s) {
 
 json_t * server_oai_base(const struct server_context * sc, const struct server_slot * s, const char * object) {
     return json_pack("{s:I, s:s, s:s, s:s, s:s}", "created", (json_int_t) s->created, "id", s->oai_id,
-                     "model", sc->model_name, "system_fingerprint", SERVER_BUILD_INFO, "object", object);
+                     "model", sc->model_name, "system_fingerprint", server_build_info(), "object", object);
 }
 
 // the prompt as text, special tokens rendered (llama.cpp's tokens.detokenize(ctx, true))

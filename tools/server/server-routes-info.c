@@ -117,7 +117,7 @@ void server_handle_props(const struct server_http_req * req, struct server_http_
         "chat_template_caps", caps,
         "bos_token",        sj_string_lossy(bos_txt, bos_txt ? bos_len : 0),
         "eos_token",        sj_string_lossy(eos_txt, eos_txt ? eos_len : 0),
-        "build_info",       SERVER_BUILD_INFO,
+        "build_info",       server_build_info(),
         "is_sleeping",      0);
     free(bos_txt);
     free(eos_txt);

@@ -1,5 +1,6 @@
 // Small helpers shared by the server's files: logging, JSON responses, tokenizing request content, strings.
 #include "server-context.h"
+#include "common.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -248,4 +249,13 @@ char * server_model_name(const struct common_params * p) {
     }
     json_decref(aliases);
     return name;
+}
+
+const char * server_build_info(void) {
+    // formatted on first use; the values are constants of the build, so a race writes the same text
+    static char buf[64];
+    if (buf[0] == '\0') {
+        snprintf(buf, sizeof(buf), "b%d-%s", LLAMA_BUILD_NUMBER, LLAMA_COMMIT);
+    }
+    return buf;
 }
