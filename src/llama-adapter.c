@@ -22,27 +22,6 @@ static bool ends_with(const char * s, const char * suffix) {
     return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
-// string of a non-array KV; NULL for arrays or on out of memory
-static char * kv_str(const struct gguf_context * g, int64_t kid) {
-    char tmp[64];
-    switch (gguf_get_kv_type(g, kid)) {
-        case GGUF_TYPE_UINT8:   snprintf(tmp, sizeof(tmp), "%u", (unsigned) gguf_get_val_u8(g, kid)); break;
-        case GGUF_TYPE_INT8:    snprintf(tmp, sizeof(tmp), "%d", (int) gguf_get_val_i8(g, kid)); break;
-        case GGUF_TYPE_UINT16:  snprintf(tmp, sizeof(tmp), "%u", (unsigned) gguf_get_val_u16(g, kid)); break;
-        case GGUF_TYPE_INT16:   snprintf(tmp, sizeof(tmp), "%d", (int) gguf_get_val_i16(g, kid)); break;
-        case GGUF_TYPE_UINT32:  snprintf(tmp, sizeof(tmp), "%" PRIu32, gguf_get_val_u32(g, kid)); break;
-        case GGUF_TYPE_INT32:   snprintf(tmp, sizeof(tmp), "%" PRId32, gguf_get_val_i32(g, kid)); break;
-        case GGUF_TYPE_UINT64:  snprintf(tmp, sizeof(tmp), "%" PRIu64, gguf_get_val_u64(g, kid)); break;
-        case GGUF_TYPE_INT64:   snprintf(tmp, sizeof(tmp), "%" PRId64, gguf_get_val_i64(g, kid)); break;
-        case GGUF_TYPE_FLOAT32: snprintf(tmp, sizeof(tmp), "%f", (double) gguf_get_val_f32(g, kid)); break;
-        case GGUF_TYPE_FLOAT64: snprintf(tmp, sizeof(tmp), "%f", gguf_get_val_f64(g, kid)); break;
-        case GGUF_TYPE_BOOL:    snprintf(tmp, sizeof(tmp), "%s", gguf_get_val_bool(g, kid) ? "true" : "false"); break;
-        case GGUF_TYPE_STRING:  return strdup(gguf_get_val_str(g, kid));
-        default:                return NULL;
-    }
-    return strdup(tmp);
-}
-
 // a string-typed key's value, NULL when absent or not a string
 static const char * get_str(const struct gguf_context * g, const char * key) {
     const int64_t kid = gguf_find_key(g, key);
@@ -82,7 +61,7 @@ static bool load_meta(struct llama_adapter_lora * a, const struct gguf_context *
             continue; // arrays are not exposed as strings, as for the model's metadata
         }
         char * k = strdup(gguf_get_key(g, i));
-        char * v = kv_str(g, i);
+        char * v = llama_gguf_kv_to_str(g, i);
         if (!k || !v) {
             free(k);
             free(v);

@@ -54,7 +54,7 @@ struct llama_model * llama_model_create(struct llama_model_params params) {
 // ---- metadata strings --------------------------------------------------------------------------------------
 
 // the value of a non-array key as text, formatted like llama.cpp's gguf_kv_to_str (floats with "%f")
-static char * kv_to_str(const struct gguf_context * g, int64_t kid) {
+char * llama_gguf_kv_to_str(const struct gguf_context * g, int64_t kid) {
     char tmp[64];
     const enum gguf_type t = gguf_get_kv_type(g, kid);
     switch (t) {
@@ -89,7 +89,7 @@ static bool load_meta_strings(struct llama_model * model, const struct gguf_cont
             continue;
         }
         char * k = strdup(gguf_get_key(g, i));
-        char * v = kv_to_str(g, i);
+        char * v = llama_gguf_kv_to_str(g, i);
         if (!k || !v) {
             free(k);
             free(v);

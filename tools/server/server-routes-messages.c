@@ -262,37 +262,38 @@ static json_t * anthropic_to_oai(const json_t * body, struct sj_err * err) {
     return oai;
 }
 
-void server_handle_anthropic_messages(const struct server_http_req * req, struct server_http_res * res, void * ud) {
-    struct server_context * sc = ud;
+// the request body as an OpenAI chat request; NULL with the error answered
+static json_t * anthropic_request(const struct server_http_req * req, struct server_http_res * res) {
     json_t * body = server_parse_body(req, res);
     if (!body) {
-        return;
+        return NULL;
     }
     struct sj_err err = { { 0 } };
     json_t * oai = anthropic_to_oai(body, &err);
     json_decref(body);
     if (!oai) {
         server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
-        return;
     }
-    server_complete_body(sc, req, res, oai, COMPL_MODE_ANTHROPIC, NULL);
+    return oai;
+}
+
+void server_handle_anthropic_messages(const struct server_http_req * req, struct server_http_res * res, void * ud) {
+    struct server_context * sc = ud;
+    json_t * oai = anthropic_request(req, res);
+    if (oai) {
+        server_complete_body(sc, req, res, oai, COMPL_MODE_ANTHROPIC, NULL);
+    }
 }
 
 void server_handle_anthropic_count_tokens(const struct server_http_req * req, struct server_http_res * res,
                                           void * ud) {
     struct server_context * sc = ud;
-    json_t * body = server_parse_body(req, res);
-    if (!body) {
-        return;
-    }
-    struct sj_err err = { { 0 } };
-    json_t * oai = anthropic_to_oai(body, &err);
-    json_decref(body);
+    json_t * oai = anthropic_request(req, res);
     if (!oai) {
-        server_res_err(res, err.msg, ERROR_TYPE_INVALID_REQUEST);
         return;
     }
 #ifdef LLAMA_SERVER_HAVE_CHAT
+    struct sj_err err = { { 0 } };
     // the prompt /v1/messages would evaluate: the rendered template, tokenized with the special tokens
     struct server_token_vec toks = { 0 };
     const bool ok = server_chat_prompt_tokens(sc, oai, &toks, &err);
