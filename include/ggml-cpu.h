@@ -114,6 +114,24 @@ extern "C" {
     GGML_BACKEND_API int ggml_cpu_has_wasm_simd  (void);
     GGML_BACKEND_API int ggml_cpu_has_llamafile  (void);
 
+    // Internal types and functions exposed for tests and benchmarks
+
+    // dot products of nrc x rows (stride bx bytes) with nrc y rows (stride by bytes):
+    // s[j*bs + i] = x_i . y_j; the y rows are of the type's vec_dot_type. Our kernels process one row at a
+    // time, so ggml_type_traits_cpu.nrows is 1 and callers pass nrc = 1 (s[0] = x . y).
+    typedef void (*ggml_vec_dot_t)  (int n, float * GGML_RESTRICT s, size_t bs, const void * GGML_RESTRICT x, size_t bx,
+                                       const void * GGML_RESTRICT y, size_t by, int nrc);
+
+    struct ggml_type_traits_cpu {
+        ggml_from_float_t        from_float;
+        ggml_vec_dot_t           vec_dot;
+        enum ggml_type           vec_dot_type;
+        int64_t                  nrows; // number of rows to process simultaneously
+    };
+
+    // the kernels of the active ISA (GGML_CPU_ISA); vec_dot/from_float are NULL where the CPU backend has none
+    GGML_BACKEND_API const struct ggml_type_traits_cpu * ggml_get_type_traits_cpu(enum ggml_type type);
+
     // one-time initialization of the CPU tables (GELU table, fp16 tables); thread-safe, idempotent.
     // ggml_graph_plan/compute call it, so an explicit call is optional.
     GGML_BACKEND_API void ggml_cpu_init(void);

@@ -223,7 +223,7 @@ extern "C" {
         LLAMA_ROPE_TYPE_NORM   = 0,
         LLAMA_ROPE_TYPE_NEOX   = GGML_ROPE_TYPE_NEOX,
         LLAMA_ROPE_TYPE_MROPE  = GGML_ROPE_TYPE_MROPE,
-        LLAMA_ROPE_TYPE_IMROPE = 40, // GGML_ROPE_TYPE_IMROPE in llama.cpp's ggml.h
+        LLAMA_ROPE_TYPE_IMROPE = GGML_ROPE_TYPE_IMROPE,
         LLAMA_ROPE_TYPE_VISION = GGML_ROPE_TYPE_VISION,
     };
 
@@ -548,6 +548,12 @@ extern "C" {
     // If the file is split into multiple parts, the file name must follow this pattern: <name>-%05d-of-%05d.gguf
     LLAMA_API struct llama_model * llama_model_load_from_file(
                              const char * path_model,
+              struct llama_model_params   params);
+
+    // Load a model from an open FILE pointer (read from the start of the file, whatever its position;
+    // the caller keeps ownership of the FILE)
+    LLAMA_API struct llama_model * llama_model_load_from_file_ptr(
+                                   FILE * file,
               struct llama_model_params   params);
 
     // Load a model from multiple splits (support custom naming scheme)

@@ -296,6 +296,23 @@ struct llama_model * llama_load_model_from_file(const char * path_model, struct 
     return llama_model_load_from_file(path_model, params);
 }
 
+// The loader reads and maps files by path, so an open FILE is reached through its descriptor's /proc/self/fd
+// entry: the same open file, read from its start (GGUF offsets are absolute) whatever the FILE's position.
+struct llama_model * llama_model_load_from_file_ptr(FILE * file, struct llama_model_params params) {
+    if (!file) {
+        LLAMA_LOG_ERROR("llama_model_load_from_file_ptr: file is NULL\n");
+        return NULL;
+    }
+    const int fd = fileno(file);
+    if (fd < 0) {
+        LLAMA_LOG_ERROR("llama_model_load_from_file_ptr: the FILE has no file descriptor\n");
+        return NULL;
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    return llama_model_load_from_file(path, params);
+}
+
 // Split files ("<prefix>-00001-of-00003.gguf") are not supported yet: a single path loads as usual.
 struct llama_model * llama_model_load_from_splits(const char ** paths, size_t n_paths, struct llama_model_params params) {
     if (!paths || n_paths == 0) {
