@@ -1,6 +1,8 @@
 #include "arg.h"
 #include "json-schema-to-grammar.h"
 
+#include <jansson.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -920,6 +922,601 @@ static const char * h_api_key_file(struct common_params * p, const char * v) {
 }
 
 //
+// llama.cpp options for what this build does differently: each one parses and validates as llama.cpp does, then
+// either takes effect, says once that it has none here, or refuses with the reason
+//
+
+static void warn_no_effect(const char * flag, const char * why) {
+    LOG_WRN("warning: %s has no effect in this build: %s\n", flag, why);
+}
+
+// bools written as llama.cpp's std::stoul(value) != 0: an unsigned decimal number
+static const char * parse_flag01(const char * v, bool * out) {
+    long long n;
+    if (!parse_i64(v, &n) || n < 0) {
+        return arg_errorf("invalid value '%s' (expected 0 or 1)", v);
+    }
+    *out = n != 0;
+    return NULL;
+}
+
+// llama.cpp's parse_cpu_mask: hex digits (optional 0x), the last digit holds CPUs 0-3
+static const char * parse_cpu_mask(const char * v, bool * mask) {
+    const char * s = v;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s += 2;
+    }
+    const size_t n = strlen(s);
+    if (n == 0 || n * 4 > GGML_MAX_N_THREADS) {
+        return arg_errorf("invalid cpumask '%s' (expected 1..%d hex digits)", v, GGML_MAX_N_THREADS / 4);
+    }
+    memset(mask, 0, GGML_MAX_N_THREADS * sizeof(bool));
+    for (size_t i = 0; i < n; i++) {
+        const char c = s[i];
+        int d;
+        if (c >= '0' && c <= '9') {
+            d = c - '0';
+        } else if (c >= 'a' && c <= 'f') {
+            d = c - 'a' + 10;
+        } else if (c >= 'A' && c <= 'F') {
+            d = c - 'A' + 10;
+        } else {
+            return arg_errorf("invalid cpumask '%s'", v);
+        }
+        for (int b = 0; b < 4; b++) {
+            mask[(n - 1 - i) * 4 + (size_t) b] = ((d >> b) & 1) != 0;
+        }
+    }
+    return NULL;
+}
+
+// llama.cpp's parse_cpu_range: "lo-hi", either side may be empty (0 / the last CPU); sets those bits
+static const char * parse_cpu_range(const char * v, bool * mask) {
+    const char * dash = strchr(v, '-');
+    long long lo = 0, hi = GGML_MAX_N_THREADS - 1;
+    char a[32];
+    if (!dash || (size_t) (dash - v) >= sizeof(a)) {
+        return arg_errorf("invalid range '%s' (expected lo-hi)", v);
+    }
+    memcpy(a, v, (size_t) (dash - v));
+    a[dash - v] = '\0';
+    if ((a[0] && !parse_i64(a, &lo)) || (dash[1] && !parse_i64(dash + 1, &hi)) || lo < 0 || hi >= GGML_MAX_N_THREADS ||
+        lo > hi) {
+        return arg_errorf("invalid range '%s' (expected lo-hi within 0..%d)", v, GGML_MAX_N_THREADS - 1);
+    }
+    for (long long i = lo; i <= hi; i++) {
+        mask[i] = true;
+    }
+    return NULL;
+}
+
+static const char * cpu_mask_into(struct common_cpu_params * c, const char * v) {
+    c->mask_valid = true;
+    return parse_cpu_mask(v, c->cpumask);
+}
+static const char * cpu_range_into(struct common_cpu_params * c, const char * v) {
+    c->mask_valid = true;
+    return parse_cpu_range(v, c->cpumask);
+}
+static const char * cpu_strict_into(struct common_cpu_params * c, const char * v) {
+    return parse_flag01(v, &c->strict_cpu);
+}
+static const char * cpu_prio_into(struct common_cpu_params * c, const char * v, int lo) {
+    long long n;
+    if (!parse_i64(v, &n) || n < lo || n > GGML_SCHED_PRIO_REALTIME) {
+        return arg_errorf("invalid priority '%s' (expected %d..3)", v, lo);
+    }
+    c->priority = (enum ggml_sched_priority) n;
+    return NULL;
+}
+static const char * cpu_poll_into(struct common_cpu_params * c, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < 0 || n > 100) {
+        return arg_errorf("invalid polling level '%s' (expected 0..100)", v);
+    }
+    c->poll = (uint32_t) n;
+    return NULL;
+}
+
+static const char * h_cpu_mask(struct common_params * p, const char * v)         { return cpu_mask_into(&p->cpuparams, v); }
+static const char * h_cpu_range(struct common_params * p, const char * v)        { return cpu_range_into(&p->cpuparams, v); }
+static const char * h_cpu_strict(struct common_params * p, const char * v)       { return cpu_strict_into(&p->cpuparams, v); }
+static const char * h_prio(struct common_params * p, const char * v)             { return cpu_prio_into(&p->cpuparams, v, GGML_SCHED_PRIO_LOW); }
+static const char * h_poll(struct common_params * p, const char * v)             { return cpu_poll_into(&p->cpuparams, v); }
+static const char * h_cpu_mask_batch(struct common_params * p, const char * v)   { return cpu_mask_into(&p->cpuparams_batch, v); }
+static const char * h_cpu_range_batch(struct common_params * p, const char * v)  { return cpu_range_into(&p->cpuparams_batch, v); }
+static const char * h_cpu_strict_batch(struct common_params * p, const char * v) { return cpu_strict_into(&p->cpuparams_batch, v); }
+static const char * h_prio_batch(struct common_params * p, const char * v)       { return cpu_prio_into(&p->cpuparams_batch, v, 0); }
+static const char * h_poll_batch(struct common_params * p, const char * v)       { return cpu_poll_into(&p->cpuparams_batch, v); }
+
+static const char * h_numa(struct common_params * p, const char * v) {
+    static const struct arg_choice tab[] = {
+        { "distribute", GGML_NUMA_STRATEGY_DISTRIBUTE }, { "", GGML_NUMA_STRATEGY_DISTRIBUTE },
+        { "isolate", GGML_NUMA_STRATEGY_ISOLATE },       { "numactl", GGML_NUMA_STRATEGY_NUMACTL },
+    };
+    int x;
+    if (!parse_choice(v, tab, N_CHOICES(tab), &x)) {
+        return arg_errorf("invalid NUMA strategy '%s' (expected distribute, isolate or numactl)", v);
+    }
+    p->numa = (enum ggml_numa_strategy) x;
+    return NULL;
+}
+
+static const char * h_defrag_thold(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    LOG_WRN("DEPRECATED: --defrag-thold is deprecated and no longer necessary to specify\n");
+    return NULL;
+}
+
+// -dev: "none", or non-CPU device names; the list becomes NULL-terminated
+static const char * h_device(struct common_params * p, const char * v) {
+    if (!v[0]) {
+        return "no devices specified";
+    }
+    size_t n = 1;
+    for (const char * c = v; *c; c++) {
+        n += *c == ',';
+    }
+    ggml_backend_dev_t * devs = calloc(n + 1, sizeof(*devs));
+    if (!devs) {
+        return "out of memory";
+    }
+    size_t k = 0;
+    if (strcmp(v, "none") != 0) {
+        for (const char * s = v;;) {
+            const char * c = strchr(s, ',');
+            const size_t len = c ? (size_t) (c - s) : strlen(s);
+            char name[128];
+            ggml_backend_dev_t dev = NULL;
+            if (len > 0 && len < sizeof(name)) {
+                memcpy(name, s, len);
+                name[len] = '\0';
+                dev = ggml_backend_dev_by_name(name);
+            }
+            if (!dev || ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
+                free(devs);
+                return arg_errorf("invalid device: %.*s (use --list-devices to see the available devices)", (int) len, s);
+            }
+            devs[k++] = dev;
+            if (!c) {
+                break;
+            }
+            s = c + 1;
+        }
+        warn_no_effect("--device", "the model loader does not select devices");
+    }
+    free(p->devices);
+    p->devices = devs;
+    return NULL;
+}
+
+// --list-devices: llama.cpp prints the non-CPU devices and exits (done by the parser after the loop)
+static _Thread_local bool g_list_devices = false;
+
+static const char * h_list_devices(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    g_list_devices = true;
+    return NULL;
+}
+
+static void print_devices(void) {
+    printf("Available devices:\n");
+    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+        ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+        if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
+            continue;
+        }
+        size_t free_b = 0, total_b = 0;
+        ggml_backend_dev_memory(dev, &free_b, &total_b);
+        printf("  %s: %s (%zu MiB, %zu MiB free)\n", ggml_backend_dev_name(dev), ggml_backend_dev_description(dev),
+               total_b / 1024 / 1024, free_b / 1024 / 1024);
+    }
+}
+
+// appends one override (pattern copied) keeping the { NULL, NULL } terminator
+static const char * add_buft_override(struct common_params * p, const char * pattern, size_t len,
+                                      ggml_backend_buffer_type_t buft) {
+    struct llama_model_tensor_buft_override * grown =
+        realloc(p->tensor_buft_overrides, ((size_t) p->n_tensor_buft_overrides + 2) * sizeof(*grown));
+    if (!grown) {
+        return "out of memory";
+    }
+    p->tensor_buft_overrides = grown;
+    char * pat = strndup(pattern, len);
+    if (!pat) {
+        return "out of memory";
+    }
+    grown[p->n_tensor_buft_overrides].pattern = pat;
+    grown[p->n_tensor_buft_overrides].buft    = buft;
+    p->n_tensor_buft_overrides++;
+    grown[p->n_tensor_buft_overrides].pattern = NULL;
+    grown[p->n_tensor_buft_overrides].buft    = NULL;
+    return NULL;
+}
+
+// where the weights go is decided by the device: on a CPU-only build every tensor already sits in CPU memory,
+// so an override to CPU is what happens anyway; a GPU build's loader does not read the overrides
+static void warn_overrides_gpu(const char * flag) {
+    if (llama_supports_gpu_offload()) {
+        warn_no_effect(flag, "the model loader does not apply tensor buffer overrides");
+    }
+}
+
+// -ot: PATTERN=BUFT,... with BUFT the buffer type name of a device
+static const char * h_override_tensor(struct common_params * p, const char * v) {
+    for (const char * s = v;;) {
+        const char * c = strchr(s, ',');
+        const size_t len = c ? (size_t) (c - s) : strlen(s);
+        const char * eq = memchr(s, '=', len);
+        if (!eq) {
+            return arg_errorf("invalid value '%.*s' (expected <tensor name pattern>=<buffer type>)", (int) len, s);
+        }
+        const char * bname = eq + 1;
+        const size_t blen = len - (size_t) (bname - s);
+        ggml_backend_buffer_type_t buft = NULL;
+        for (size_t i = 0; i < ggml_backend_dev_count() && !buft; i++) {
+            ggml_backend_buffer_type_t b = ggml_backend_dev_buffer_type(ggml_backend_dev_get(i));
+            const char * name = b ? ggml_backend_buft_name(b) : NULL;
+            if (name && strlen(name) == blen && strncmp(name, bname, blen) == 0) {
+                buft = b;
+            }
+        }
+        if (!buft) {
+            LOG_ERR("Available buffer types:\n");
+            for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+                ggml_backend_buffer_type_t b = ggml_backend_dev_buffer_type(ggml_backend_dev_get(i));
+                if (b) {
+                    LOG_ERR("  %s\n", ggml_backend_buft_name(b));
+                }
+            }
+            return arg_errorf("unknown buffer type '%.*s'", (int) blen, bname);
+        }
+        const char * e = add_buft_override(p, s, (size_t) (eq - s), buft);
+        if (e) {
+            return e;
+        }
+        if (!c) {
+            break;
+        }
+        s = c + 1;
+    }
+    warn_overrides_gpu("--override-tensor");
+    return NULL;
+}
+
+// llama.cpp's MoE expert-weight patterns (llm_ffn_exps_cpu_override / llm_ffn_exps_block_regex)
+static const char * h_cpu_moe(struct common_params * p, const char * v) {
+    (void) v;
+    static const char pat[] = "\\.ffn_(up|down|gate|gate_up)_(ch|)exps";
+    const char * e = add_buft_override(p, pat, strlen(pat), ggml_backend_cpu_buffer_type());
+    warn_overrides_gpu("--cpu-moe");
+    return e;
+}
+
+static const char * h_n_cpu_moe(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < 0 || n > 100000) {
+        return arg_errorf("invalid value '%s' (expected a number of layers >= 0)", v);
+    }
+    for (long long i = 0; i < n; i++) {
+        char pat[96];
+        const int len = snprintf(pat, sizeof(pat), "blk\\.%lld\\.ffn_(up|down|gate|gate_up)_(ch|)exps", i);
+        const char * e = add_buft_override(p, pat, (size_t) len, ggml_backend_cpu_buffer_type());
+        if (e) {
+            return e;
+        }
+    }
+    warn_overrides_gpu("--n-cpu-moe");
+    return NULL;
+}
+
+// -ts: proportions separated by ',' or '/'
+static const char * h_tensor_split(struct common_params * p, const char * v) {
+    float ts[16] = { 0 };
+    const size_t max_dev = llama_max_devices() < 16 ? llama_max_devices() : 16;
+    size_t n = 0;
+    for (const char * s = v; *s;) {
+        while (*s == ',' || *s == '/') {
+            s++;
+        }
+        if (!*s) {
+            break;
+        }
+        const char * e = s;
+        while (*e && *e != ',' && *e != '/') {
+            e++;
+        }
+        char num[64];
+        double d;
+        const size_t len = (size_t) (e - s);
+        if (len >= sizeof(num)) {
+            return arg_errorf("invalid tensor split '%s'", v);
+        }
+        memcpy(num, s, len);
+        num[len] = '\0';
+        if (!parse_f64(num, &d) || d < 0.0) {
+            return arg_errorf("invalid proportion '%s' in tensor split '%s'", num, v);
+        }
+        if (n >= max_dev) {
+            return arg_errorf("got more than %zu input configs, but system only has %zu devices", max_dev - 1, max_dev);
+        }
+        ts[n++] = (float) d;
+        s = e;
+    }
+    if (n >= max_dev) {
+        return arg_errorf("got %zu input configs, but system only has %zu devices", n, max_dev);
+    }
+    memcpy(p->tensor_split, ts, sizeof(ts));
+    warn_no_effect("--tensor-split", "the model loader does not split the model across devices");
+    return NULL;
+}
+
+static const char * h_direct_io(struct common_params * p, const char * v) {
+    (void) v;
+    p->use_direct_io = true;
+    warn_no_effect("--direct-io", "the model loader reads through mmap or read(); DirectIO is not implemented");
+    return NULL;
+}
+
+static const char * h_no_direct_io(struct common_params * p, const char * v) {
+    (void) v;
+    p->use_direct_io = false;
+    return NULL;
+}
+
+// --load-mode: llama.cpp's successor of --mmap / --mlock / --direct-io
+static const char * h_load_mode(struct common_params * p, const char * v) {
+    bool mmap_ = false, mlock_ = false, dio = false;
+    if (strcmp(v, "auto") == 0 || strcmp(v, "mmap") == 0) {
+        mmap_ = true;
+    } else if (strcmp(v, "mlock") == 0) {
+        mlock_ = true;
+    } else if (strcmp(v, "mmap+mlock") == 0) {
+        mmap_ = mlock_ = true;
+    } else if (strcmp(v, "dio") == 0) {
+        dio = true;
+    } else if (strcmp(v, "none") != 0) {
+        return arg_errorf("invalid load mode '%s' (expected auto, none, mmap, mlock, mmap+mlock or dio)", v);
+    }
+    p->use_mmap  = mmap_;
+    p->use_mlock = mlock_;
+    p->use_direct_io = dio;
+    if (dio) {
+        warn_no_effect("--load-mode dio", "DirectIO is not implemented; the model is read with read()");
+    }
+    return NULL;
+}
+
+static const char * h_fit(struct common_params * p, const char * v) {
+    const int b = parse_bool_word(v);
+    if (b < 0 || strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
+        return arg_errorf("unknown value for --fit: '%s' (expected on or off)", v);
+    }
+    p->fit_params = b == 1;
+    if (p->fit_params && llama_supports_gpu_offload()) {
+        warn_no_effect("--fit", "parameters are not fitted to device memory");
+    }
+    return NULL;
+}
+
+static const char * h_fit_target(struct common_params * p, const char * v) {
+    (void) p;
+    for (const char * s = v;;) {
+        const char * c = strchr(s, ',');
+        char num[32];
+        const size_t len = c ? (size_t) (c - s) : strlen(s);
+        long long n;
+        if (len == 0 || len >= sizeof(num)) {
+            return arg_errorf("invalid fit target '%s' (expected MiB0,MiB1,...)", v);
+        }
+        memcpy(num, s, len);
+        num[len] = '\0';
+        if (!parse_i64(num, &n) || n < 0 || n > INT32_MAX) {
+            return arg_errorf("invalid fit target '%s' (expected MiB0,MiB1,...)", v);
+        }
+        if (!c) {
+            break;
+        }
+        s = c + 1;
+    }
+    if (llama_supports_gpu_offload()) {
+        warn_no_effect("--fit-target", "parameters are not fitted to device memory");
+    }
+    return NULL;
+}
+
+static const char * h_ctx_checkpoints(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < 0 || n > INT32_MAX) {
+        return arg_errorf("invalid number of checkpoints '%s' (expected >= 0)", v);
+    }
+    p->n_ctx_checkpoints = (int32_t) n;
+    if (n > 0) {
+        warn_no_effect("--ctx-checkpoints", "no context checkpoints are made (SWA/recurrent prompts are reprocessed)");
+    }
+    return NULL;
+}
+
+static const char * h_cache_ram(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n > INT32_MAX) {
+        return arg_errorf("invalid cache size '%s' (expected MiB, -1 = no limit, 0 = disable)", v);
+    }
+    p->cache_ram_mib = (int32_t) n;
+    if (n != 0) {
+        warn_no_effect("--cache-ram", "there is no host-memory prompt cache; each slot keeps only its own KV cache");
+    }
+    return NULL;
+}
+
+static const char * h_log_file(struct common_params * p, const char * v) {
+    (void) p;
+    if (!common_log_set_file(v)) {
+        return arg_errorf("failed to open log file '%s': %s", v, strerror(errno));
+    }
+    return NULL;
+}
+
+static const char * h_log_colors(struct common_params * p, const char * v) {
+    (void) p;
+    if (strcmp(v, "auto") == 0 || strcmp(v, "-1") == 0) {
+        common_log_set_colors(-1);
+        return NULL;
+    }
+    const int b = parse_bool_word(v);
+    if (b < 0 || strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
+        return arg_errorf("unknown value for --log-colors: '%s' (expected on, off or auto)", v);
+    }
+    common_log_set_colors(b);
+    return NULL;
+}
+
+// options that need what this build does not have: they stop the program with the reason
+static const char * h_refuse_download(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "this build cannot download models (no network support); download the GGUF file and pass it with -m";
+}
+static const char * h_refuse_multimodal(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "multimodal input (mmproj, images, audio) is not supported by this build";
+}
+static const char * h_refuse_rpc(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "this build has no RPC backend";
+}
+static const char * h_refuse_ssl(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "this server has no SSL support; put it behind a TLS-terminating proxy";
+}
+static const char * h_refuse_path(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return "this server has no web UI and does not serve static files";
+}
+
+static const char * h_hf_token(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    warn_no_effect("--hf-token", "nothing is downloaded");
+    return NULL;
+}
+
+static const char * h_noop_multimodal(struct common_params * p, const char * v) {
+    (void) p; (void) v;
+    return NULL; // disabling or tuning the projector is what happens anyway: there is none
+}
+
+static const char * h_image_tokens(struct common_params * p, const char * v) {
+    (void) p;
+    long long n;
+    if (!parse_i64(v, &n) || n < INT32_MIN || n > INT32_MAX) {
+        return arg_errorf("invalid integer '%s'", v);
+    }
+    warn_no_effect("--image-min-tokens/--image-max-tokens", "multimodal input is not supported");
+    return NULL;
+}
+
+static const char * h_offline(struct common_params * p, const char * v) {
+    (void) v;
+    p->offline = true; // what this build always does: it never reaches the network
+    return NULL;
+}
+
+static const char * h_chat_template_file(struct common_params * p, const char * v) {
+    size_t len = 0;
+    char * text = common_read_file(v, &len);
+    if (!text) {
+        return arg_errorf("failed to open file '%s'", v);
+    }
+    free(p->chat_template);
+    p->chat_template = text;
+    return NULL;
+}
+
+// --chat-template-kwargs: a JSON object; later uses add to (and override keys of) earlier ones
+static const char * h_chat_template_kwargs(struct common_params * p, const char * v) {
+    json_error_t jerr;
+    json_t * obj = json_loads(v, JSON_REJECT_DUPLICATES, &jerr);
+    if (!obj || !json_is_object(obj)) {
+        json_decref(obj);
+        return arg_errorf("--chat-template-kwargs must be a valid JSON object string, e.g. '{\"key1\":\"value1\"}'");
+    }
+    if (p->default_template_kwargs) {
+        json_t * old = json_loads(p->default_template_kwargs, 0, NULL);
+        if (old && json_object_update(old, obj) == 0) {
+            json_decref(obj);
+            obj = old;
+        } else {
+            json_decref(old);
+        }
+    }
+    char * text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(obj);
+    if (!text) {
+        return "out of memory";
+    }
+    free(p->default_template_kwargs);
+    p->default_template_kwargs = text;
+    return NULL;
+}
+
+static const char * h_reasoning_format(struct common_params * p, const char * v) {
+    static const struct arg_choice tab[] = {
+        { "none", COMMON_REASONING_FORMAT_NONE }, { "auto", COMMON_REASONING_FORMAT_AUTO },
+        { "deepseek-legacy", COMMON_REASONING_FORMAT_DEEPSEEK_LEGACY }, { "deepseek", COMMON_REASONING_FORMAT_DEEPSEEK },
+    };
+    int x;
+    if (!parse_choice(v, tab, N_CHOICES(tab), &x)) {
+        return arg_errorf("Unknown reasoning format: %s", v);
+    }
+    p->reasoning_format = (enum common_reasoning_format) x;
+    if (x != COMMON_REASONING_FORMAT_NONE) {
+        warn_no_effect("--reasoning-format", "thoughts are not extracted; they stay in the content as with 'none'");
+    }
+    return NULL;
+}
+
+static const char * h_reasoning_budget(struct common_params * p, const char * v) {
+    long long n;
+    if (!parse_i64(v, &n) || n < -1 || n > INT32_MAX) {
+        return arg_errorf("invalid reasoning budget '%s' (expected -1, 0 or a number of tokens)", v);
+    }
+    p->reasoning_budget = (int32_t) n;
+    if (n != -1) {
+        warn_no_effect("--reasoning-budget", "thinking is not limited (no reasoning-budget sampler)");
+    }
+    return NULL;
+}
+
+static const char * h_slot_prompt_similarity(struct common_params * p, const char * v) {
+    double d;
+    if (!parse_f64(v, &d) || d < 0.0 || d > 1.0) {
+        return arg_errorf("invalid similarity '%s' (expected 0.0..1.0)", v);
+    }
+    p->slot_prompt_similarity = (float) d;
+    return NULL;
+}
+
+static const char * h_api_prefix(struct common_params * p, const char * v) {
+    if (v[0] && (v[0] != '/' || v[strlen(v) - 1] == '/' || strlen(v) > 256)) {
+        return arg_errorf("invalid API prefix '%s' (expected /path without the trailing slash)", v);
+    }
+    return common_params_set_str(&p->api_prefix, v[0] ? v : NULL) ? NULL : "out of memory";
+}
+
+// the server always renders the messages with the generation prompt: a final assistant message is not continued
+static const char * h_prefill_assistant(struct common_params * p, const char * v) {
+    (void) v;
+    p->prefill_assistant = true;
+    warn_no_effect("--prefill-assistant", "a final assistant message is rendered as a whole turn, not continued");
+    return NULL;
+}
+
+static const char * h_no_prefill_assistant(struct common_params * p, const char * v) {
+    (void) v;
+    p->prefill_assistant = false;
+    return NULL;
+}
+
+//
 // the table
 //
 
@@ -928,6 +1525,8 @@ static const char * h_api_key_file(struct common_params * p, const char * v) {
 #define SPEC_PROGRAMS (EX(LLAMA_EXAMPLE_SPECULATIVE) | EX(LLAMA_EXAMPLE_LOOKUP) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI))
 #define PPL_PROGRAMS EX(LLAMA_EXAMPLE_PERPLEXITY)
 #define EMBD_PROGRAMS (EX(LLAMA_EXAMPLE_EMBEDDING) | EX(LLAMA_EXAMPLE_RETRIEVAL) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_DEBUG))
+
+#define MMPROJ_PROGRAMS (EX(LLAMA_EXAMPLE_MTMD) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI))
 
 #define NO_RANGE 1.0, 0.0
 
@@ -1094,6 +1693,101 @@ static const struct common_arg k_args[] = {
       "LLAMA_LOG_PREFIX", 0, ARG_FN0, 0, NO_RANGE, h_log_prefix, GROUP_COMMON, 0 },
     { {"--log-timestamps", NULL}, NULL, "enable timestamps in log messages",
       "LLAMA_LOG_TIMESTAMPS", 0, ARG_FN0, 0, NO_RANGE, h_log_timestamps, GROUP_COMMON, 0 },
+    { {"--log-file", NULL}, "FNAME", "Log to file",
+      "LLAMA_ARG_LOG_FILE", 0, ARG_FN, 0, NO_RANGE, h_log_file, GROUP_COMMON, 0 },
+    { {"--log-colors", NULL}, "[on|off|auto]", "Set colored logging ('on', 'off', or 'auto', default: 'auto')\n"
+      "'auto' enables colors when output is to a terminal",
+      "LLAMA_ARG_LOG_COLORS", 0, ARG_FN, 0, NO_RANGE, h_log_colors, GROUP_COMMON, 0 },
+    { {"--offline", NULL}, NULL, "Offline mode: forces use of cache, prevents network access\n"
+      "(this build never uses the network)",
+      "LLAMA_ARG_OFFLINE", 0, ARG_FN0, 0, NO_RANGE, h_offline, GROUP_COMMON, 0 },
+    { {"-C", "--cpu-mask", NULL}, "M", "CPU affinity mask: arbitrarily long hex. Complements cpu-range (default: \"\")\n"
+      "(recorded; the thread pool here does not pin threads)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cpu_mask, GROUP_COMMON, 0 },
+    { {"-Cr", "--cpu-range", NULL}, "lo-hi", "range of CPUs for affinity. Complements --cpu-mask\n"
+      "(recorded; the thread pool here does not pin threads)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cpu_range, GROUP_COMMON, 0 },
+    { {"--cpu-strict", NULL}, "<0|1>", "use strict CPU placement (default: 0)\n(recorded; no effect here)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cpu_strict, GROUP_COMMON, 0 },
+    { {"--prio", NULL}, "N", "set process/thread priority : low(-1), normal(0), medium(1), high(2), realtime(3) (default: 0)\n"
+      "(sets the process priority)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_prio, GROUP_COMMON, 0 },
+    { {"--poll", NULL}, "<0...100>", "use polling level to wait for work (0 - no polling, default: 50)\n"
+      "(a thread pool with this level is attached to the programs' contexts; llama-server keeps the default)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_poll, GROUP_COMMON, 0 },
+    { {"-Cb", "--cpu-mask-batch", NULL}, "M", "CPU affinity mask: arbitrarily long hex. Complements cpu-range-batch (default: same as --cpu-mask)\n"
+      "(recorded; the thread pool here does not pin threads)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cpu_mask_batch, GROUP_COMMON, 0 },
+    { {"-Crb", "--cpu-range-batch", NULL}, "lo-hi", "ranges of CPUs for affinity. Complements --cpu-mask-batch\n"
+      "(recorded; the thread pool here does not pin threads)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cpu_range_batch, GROUP_COMMON, 0 },
+    { {"--cpu-strict-batch", NULL}, "<0|1>", "use strict CPU placement (default: same as --cpu-strict)\n(recorded; no effect here)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_cpu_strict_batch, GROUP_COMMON, 0 },
+    { {"--prio-batch", NULL}, "N", "set process/thread priority : 0-normal, 1-medium, 2-high, 3-realtime (default: 0)\n"
+      "(recorded; the process priority comes from --prio)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_prio_batch, GROUP_COMMON, 0 },
+    { {"--poll-batch", NULL}, "<0...100>", "use polling to wait for work (default: same as --poll)\n"
+      "(one thread pool serves generation and batches here: --poll applies)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_poll_batch, GROUP_COMMON, 0 },
+    { {"--numa", NULL}, "TYPE", "attempt optimizations that help on some NUMA systems\n"
+      "- distribute: spread execution evenly over all nodes\n"
+      "- isolate: only spawn threads on CPUs on the node that execution started on\n"
+      "- numactl: use the CPU map provided by numactl",
+      "LLAMA_ARG_NUMA", 0, ARG_FN, 0, NO_RANGE, h_numa, GROUP_COMMON, 0 },
+    { {"-dt", "--defrag-thold", NULL}, "N", "KV cache defragmentation threshold (DEPRECATED)",
+      "LLAMA_ARG_DEFRAG_THOLD", 0, ARG_FN, 0, NO_RANGE, h_defrag_thold, GROUP_COMMON, 0 },
+    { {"-kvo", "--kv-offload", NULL}, NULL, "enable KV cache offloading (default: enabled)",
+      "LLAMA_ARG_KV_OFFLOAD", 0, ARG_FALSE, OFF(no_kv_offload), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--repack", NULL}, NULL, "enable weight repacking (default: enabled)",
+      "LLAMA_ARG_REPACK", 0, ARG_FALSE, OFF(no_extra_bufts), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"--op-offload", NULL}, NULL, "offload host tensor operations to device (default: true)",
+      "", 0, ARG_FALSE, OFF(no_op_offload), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-no-kvu", "--no-kv-unified", NULL}, NULL, "use one KV buffer per sequence",
+      "LLAMA_ARG_NO_KV_UNIFIED", 0, ARG_FALSE, OFF(kv_unified), NO_RANGE, NULL, GROUP_COMMON, 0 },
+    { {"-dio", "--direct-io", NULL}, NULL, "DEPRECATED in favor of `--load-mode`: use DirectIO if available\n(not implemented here: warns)",
+      "LLAMA_ARG_DIO", 0, ARG_FN0, 0, NO_RANGE, h_direct_io, GROUP_COMMON, 0 },
+    { {"-ndio", "--no-direct-io", NULL}, NULL, "do not use DirectIO (default)",
+      "LLAMA_ARG_NO_DIO", 0, ARG_FN0, 0, NO_RANGE, h_no_direct_io, GROUP_COMMON, 0 },
+    { {"-lm", "--load-mode", NULL}, "MODE", "model loading mode (default: auto)\n"
+      "- auto, mmap: memory-map model\n- none: read the model into memory\n- mlock: read the model and keep it in RAM\n"
+      "- mmap+mlock: mmap + keep the model in RAM\n- dio: use DirectIO if available (not implemented here: read)",
+      "LLAMA_ARG_LOAD_MODE", 0, ARG_FN, 0, NO_RANGE, h_load_mode, GROUP_COMMON, 0 },
+    { {"-dev", "--device", NULL}, "<dev1,dev2,..>", "comma-separated list of devices to use for offloading (none = don't offload)\n"
+      "use --list-devices to see a list of available devices",
+      "LLAMA_ARG_DEVICE", 0, ARG_FN, 0, NO_RANGE, h_device, GROUP_COMMON, 0 },
+    { {"--list-devices", NULL}, NULL, "print list of available devices and exit",
+      "", 0, ARG_FN0, 0, NO_RANGE, h_list_devices, GROUP_COMMON, 0 },
+    { {"--override-tensor", "-ot", NULL}, "<tensor name pattern>=<buffer type>,...", "override tensor buffer type",
+      "LLAMA_ARG_OVERRIDE_TENSOR", 0, ARG_FN, 0, NO_RANGE, h_override_tensor, GROUP_COMMON, 0 },
+    { {"--cpu-moe", "-cmoe", NULL}, NULL, "keep all Mixture of Experts (MoE) weights in the CPU",
+      "LLAMA_ARG_CPU_MOE", 0, ARG_FN0, 0, NO_RANGE, h_cpu_moe, GROUP_COMMON, 0 },
+    { {"--n-cpu-moe", "-ncmoe", NULL}, "N", "keep the Mixture of Experts (MoE) weights of the first N layers in the CPU",
+      "LLAMA_ARG_N_CPU_MOE", 0, ARG_FN, 0, NO_RANGE, h_n_cpu_moe, GROUP_COMMON, 0 },
+    { {"-ts", "--tensor-split", NULL}, "N0,N1,N2,...", "fraction of the model to offload to each GPU, comma-separated list of proportions, e.g. 3,1\n"
+      "(not applied by this loader: warns)",
+      "LLAMA_ARG_TENSOR_SPLIT", 0, ARG_FN, 0, NO_RANGE, h_tensor_split, GROUP_COMMON, 0 },
+    { {"-fit", "--fit", NULL}, "[on|off]", "whether to adjust unset arguments to fit in device memory ('on' or 'off', default: 'on')\n"
+      "(nothing to fit on a CPU-only build)",
+      "LLAMA_ARG_FIT", 0, ARG_FN, 0, NO_RANGE, h_fit, GROUP_COMMON, 0 },
+    { {"-fitt", "--fit-target", NULL}, "MiB0,MiB1,MiB2,...", "target margin per device for --fit, comma-separated list of values (default: 1024)",
+      "LLAMA_ARG_FIT_TARGET", 0, ARG_FN, 0, NO_RANGE, h_fit_target, GROUP_COMMON, 0 },
+    { {"-fitc", "--fit-ctx", NULL}, "N", "minimum ctx size that can be set by --fit option, default: 4096",
+      "LLAMA_ARG_FIT_CTX", 0, ARG_INT, OFF(fit_params_min_ctx), 0, INT32_MAX, NULL, GROUP_COMMON, 0 },
+    { {"--rpc", NULL}, "SERVERS", "comma-separated list of RPC servers (host:port) (refused: no RPC backend)",
+      "LLAMA_ARG_RPC", 0, ARG_FN, 0, NO_RANGE, h_refuse_rpc, GROUP_COMMON, 0 },
+    { {"-mu", "--model-url", NULL}, "MODEL_URL", "model download url (refused: no network downloads here)",
+      "LLAMA_ARG_MODEL_URL", 0, ARG_FN, 0, NO_RANGE, h_refuse_download, GROUP_COMMON, 0 },
+    { {"-dr", "--docker-repo", NULL}, "[<repo>/]<model>[:quant]", "Docker Hub model repository (refused: no network downloads here)",
+      "LLAMA_ARG_DOCKER_REPO", 0, ARG_FN, 0, NO_RANGE, h_refuse_download, GROUP_COMMON, 0 },
+    { {"-hf", "-hfr", "--hf-repo", NULL}, "<user>/<model>[:quant]", "Hugging Face model repository (refused: no network downloads here)",
+      "LLAMA_ARG_HF_REPO", 0, ARG_FN, 0, NO_RANGE, h_refuse_download, GROUP_COMMON, 0 },
+    { {"-hff", "--hf-file", NULL}, "FILE", "Hugging Face model file (refused: no network downloads here)",
+      "LLAMA_ARG_HF_FILE", 0, ARG_FN, 0, NO_RANGE, h_refuse_download, GROUP_COMMON, 0 },
+    { {"-hft", "--hf-token", NULL}, "TOKEN", "Hugging Face access token (accepted; nothing is downloaded)",
+      "", 0, ARG_FN, 0, NO_RANGE, h_hf_token, GROUP_COMMON, 0 },
+    { {"--spec-draft-hf", "-hfd", "-hfrd", "--hf-repo-draft", NULL}, "<user>/<model>[:quant]",
+      "Same as --hf-repo, but for the draft model (refused: no network downloads here)",
+      "LLAMA_ARG_SPEC_DRAFT_HF_REPO", 0, ARG_FN, 0, NO_RANGE, h_refuse_download, GROUP_COMMON, 0 },
 
     // ----- sampling -----
     { {"--samplers", NULL}, "SAMPLERS", "samplers used for generation in order, separated by ';' (default: penalties;dry;top_n_sigma;top_k;typ_p;top_p;min_p;xtc;temperature)",
@@ -1197,7 +1891,7 @@ static const struct common_arg k_args[] = {
       NULL, PPL_PROGRAMS, ARG_TRUE, OFF(multiple_choice), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--kl-divergence", NULL}, NULL, "computes KL-divergence to logits provided via --kl-divergence-base",
       NULL, PPL_PROGRAMS, ARG_TRUE, OFF(kl_divergence), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
-    { {"--kl-divergence-base", NULL}, "FNAME", "set logits file",
+    { {"--save-all-logits", "--kl-divergence-base", NULL}, "FNAME", "set logits file",
       NULL, PPL_PROGRAMS, ARG_STR, OFF(logits_file), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
 
     { {"--host", NULL}, "HOST", "ip address to listen (default: 127.0.0.1)",
@@ -1240,6 +1934,55 @@ static const struct common_arg k_args[] = {
       "LLAMA_ARG_WEBUI", EX(LLAMA_EXAMPLE_SERVER), ARG_TRUE, OFF(webui), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--no-webui", NULL}, NULL, "disable the Web UI",
       "LLAMA_ARG_NO_WEBUI", EX(LLAMA_EXAMPLE_SERVER), ARG_FALSE, OFF(webui), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+
+    { {"--ctx-checkpoints", "--swa-checkpoints", "-ctxcp", NULL}, "N", "max number of context checkpoints to create per slot (default: 32)\n"
+      "(none are made here: warns unless 0)",
+      "LLAMA_ARG_CTX_CHECKPOINTS", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI), ARG_FN, 0, NO_RANGE, h_ctx_checkpoints, GROUP_EXAMPLE, 0 },
+    { {"--cache-ram", "-cram", NULL}, "N", "set the maximum cache size in MiB (default: 8192, -1 - no limit, 0 - disable)\n"
+      "(there is no host prompt cache here: warns unless 0)",
+      "LLAMA_ARG_CACHE_RAM", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI), ARG_FN, 0, NO_RANGE, h_cache_ram, GROUP_EXAMPLE, 0 },
+    { {"-mm", "--mmproj", NULL}, "FILE", "path to a multimodal projector file (refused: multimodal is not supported here)",
+      "LLAMA_ARG_MMPROJ", MMPROJ_PROGRAMS, ARG_FN, 0, NO_RANGE, h_refuse_multimodal, GROUP_EXAMPLE, 0 },
+    { {"-mmu", "--mmproj-url", NULL}, "URL", "URL to a multimodal projector file (refused: multimodal is not supported here)",
+      "LLAMA_ARG_MMPROJ_URL", MMPROJ_PROGRAMS, ARG_FN, 0, NO_RANGE, h_refuse_multimodal, GROUP_EXAMPLE, 0 },
+    { {"--mmproj-auto", "--no-mmproj", "--no-mmproj-auto", NULL}, NULL, "whether to use multimodal projector file (if available)\n"
+      "(accepted: no projector is ever used here)",
+      "", MMPROJ_PROGRAMS, ARG_FN0, 0, NO_RANGE, h_noop_multimodal, GROUP_EXAMPLE, 0 },
+    { {"--mmproj-offload", "--no-mmproj-offload", NULL}, NULL, "whether to enable GPU offloading for multimodal projector\n"
+      "(accepted: no projector is ever used here)",
+      "", MMPROJ_PROGRAMS, ARG_FN0, 0, NO_RANGE, h_noop_multimodal, GROUP_EXAMPLE, 0 },
+    { {"--image", "--audio", NULL}, "FILE", "path to an image or audio file (refused: multimodal is not supported here)",
+      "", EX(LLAMA_EXAMPLE_MTMD) | EX(LLAMA_EXAMPLE_CLI), ARG_FN, 0, NO_RANGE, h_refuse_multimodal, GROUP_EXAMPLE, 0 },
+    { {"--image-min-tokens", NULL}, "N", "minimum number of tokens each image can take (no effect: no multimodal)",
+      "LLAMA_ARG_IMAGE_MIN_TOKENS", MMPROJ_PROGRAMS, ARG_FN, 0, NO_RANGE, h_image_tokens, GROUP_EXAMPLE, 0 },
+    { {"--image-max-tokens", NULL}, "N", "maximum number of tokens each image can take (no effect: no multimodal)",
+      "LLAMA_ARG_IMAGE_MAX_TOKENS", MMPROJ_PROGRAMS, ARG_FN, 0, NO_RANGE, h_image_tokens, GROUP_EXAMPLE, 0 },
+    { {"--chat-template-file", NULL}, "JINJA_TEMPLATE_FILE", "set custom jinja chat template file (default: template taken from model's metadata)",
+      "LLAMA_ARG_CHAT_TEMPLATE_FILE", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI) | EX(LLAMA_EXAMPLE_COMPLETION), ARG_FN, 0, NO_RANGE, h_chat_template_file, GROUP_EXAMPLE, 0 },
+    { {"--chat-template-kwargs", NULL}, "STRING", "sets additional params for the json template parser, must be a valid json object string, e.g. '{\"key1\":\"value1\",\"key2\":\"value2\"}'\n"
+      "(the server's default; a request's chat_template_kwargs override its keys)",
+      "LLAMA_ARG_CHAT_TEMPLATE_KWARGS", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI), ARG_FN, 0, NO_RANGE, h_chat_template_kwargs, GROUP_EXAMPLE, 0 },
+    { {"--reasoning-format", NULL}, "FORMAT", "controls whether thought tags are allowed and/or extracted from the response: none, deepseek, deepseek-legacy, auto (default: auto)\n"
+      "(thoughts are never extracted here: they stay in the content, as with 'none')",
+      "LLAMA_ARG_THINK", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI) | EX(LLAMA_EXAMPLE_COMPLETION), ARG_FN, 0, NO_RANGE, h_reasoning_format, GROUP_EXAMPLE, 0 },
+    { {"--reasoning-budget", NULL}, "N", "token budget for thinking: -1 for unrestricted, 0 for immediate end, N>0 for token budget (default: -1)\n"
+      "(not enforced here: warns unless -1)",
+      "LLAMA_ARG_THINK_BUDGET", EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI) | EX(LLAMA_EXAMPLE_COMPLETION), ARG_FN, 0, NO_RANGE, h_reasoning_budget, GROUP_EXAMPLE, 0 },
+    { {"-sps", "--slot-prompt-similarity", NULL}, "SIMILARITY", "how much the prompt of a request must match the prompt of a slot in order to use that slot (default: 0.10, 0.0 = disabled)",
+      "", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_slot_prompt_similarity, GROUP_EXAMPLE, 0 },
+    { {"--api-prefix", NULL}, "PREFIX", "prefix path the server serves from, without the trailing slash (default: )",
+      "LLAMA_ARG_API_PREFIX", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_api_prefix, GROUP_EXAMPLE, 0 },
+    { {"--path", NULL}, "PATH", "path to serve static files from (refused: no web UI / static files here)",
+      "LLAMA_ARG_STATIC_PATH", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_refuse_path, GROUP_EXAMPLE, 0 },
+    { {"--ssl-key-file", NULL}, "FNAME", "path to file a PEM-encoded SSL private key (refused: no SSL here)",
+      "LLAMA_ARG_SSL_KEY_FILE", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_refuse_ssl, GROUP_EXAMPLE, 0 },
+    { {"--ssl-cert-file", NULL}, "FNAME", "path to file a PEM-encoded SSL certificate (refused: no SSL here)",
+      "LLAMA_ARG_SSL_CERT_FILE", EX(LLAMA_EXAMPLE_SERVER), ARG_FN, 0, NO_RANGE, h_refuse_ssl, GROUP_EXAMPLE, 0 },
+    { {"--prefill-assistant", NULL}, NULL, "prefill the assistant's response if the last message is an assistant message\n"
+      "(not done here: warns)",
+      "LLAMA_ARG_PREFILL_ASSISTANT", EX(LLAMA_EXAMPLE_SERVER), ARG_FN0, 0, NO_RANGE, h_prefill_assistant, GROUP_EXAMPLE, 0 },
+    { {"--no-prefill-assistant", NULL}, NULL, "a final assistant message is treated as a full message (this server's behaviour)",
+      "LLAMA_ARG_NO_PREFILL_ASSISTANT", EX(LLAMA_EXAMPLE_SERVER), ARG_FN0, 0, NO_RANGE, h_no_prefill_assistant, GROUP_EXAMPLE, 0 },
 
     { {"--spec-type", NULL}, "none,draft-simple,draft-eagle3,draft-mtp,ngram-simple,ngram-map-k,ngram-map-k4v,ngram-mod,ngram-cache",
       "comma-separated list of types of speculative decoding to use (default: none)\n"
@@ -1427,8 +2170,19 @@ static bool arg_takes_value(const struct common_arg * a) {
     return a->value_hint != NULL;
 }
 
-static const struct common_arg * arg_find(const char * name, enum llama_example ex, bool * other_program) {
+static const struct common_arg * arg_find(const char * name_in, enum llama_example ex, bool * other_program) {
     *other_program = false;
+    // llama.cpp: in a "--" option, '_' stands for '-' (--ctx_size = --ctx-size)
+    char norm[128];
+    const char * name = name_in;
+    if (strncmp(name_in, "--", 2) == 0 && strchr(name_in, '_') && strlen(name_in) < sizeof(norm)) {
+        size_t i = 0;
+        for (; name_in[i]; i++) {
+            norm[i] = name_in[i] == '_' ? '-' : name_in[i];
+        }
+        norm[i] = '\0';
+        name = norm;
+    }
     for (int32_t i = 0; i < N_ARGS; i++) {
         for (int k = 0; k < 4 && k_args[i].names[k]; k++) {
             if (strcmp(k_args[i].names[k], name) == 0) {
@@ -1454,9 +2208,22 @@ static void set_err(char * err, size_t err_size, const char * fmt, ...) {
     va_end(args);
 }
 
+// llama.cpp's postprocess_cpu_params: a role without its own thread count takes all of the model role's CPU
+// settings (count, mask, priority, polling)
 static void postprocess_cpu(struct common_cpu_params * c, const struct common_cpu_params * role) {
     if (c->n_threads < 0) {
-        c->n_threads = role ? role->n_threads : common_cpu_get_num_math();
+        if (role) {
+            *c = *role;
+        } else {
+            c->n_threads = common_cpu_get_num_math();
+        }
+    }
+    int n_set = 0;
+    for (int i = 0; i < GGML_MAX_N_THREADS; i++) {
+        n_set += c->cpumask[i] ? 1 : 0;
+    }
+    if (n_set > 0 && n_set < c->n_threads) {
+        LOG_WRN("Not enough set bits in CPU mask (%d) to satisfy requested thread count: %d\n", n_set, c->n_threads);
     }
 }
 
@@ -1471,6 +2238,7 @@ enum common_arg_status common_params_parse_ex(int argc, char ** argv, struct com
         err[0] = '\0';
     }
     g_dry_breakers_given = false;
+    g_list_devices = false;
 
     // environment first, so that the command line overrides it
     for (int32_t i = 0; i < N_ARGS; i++) {
@@ -1555,6 +2323,10 @@ enum common_arg_status common_params_parse_ex(int argc, char ** argv, struct com
     }
     if (want_version) {
         print_version();
+        return COMMON_ARG_EXIT;
+    }
+    if (g_list_devices) {
+        print_devices();
         return COMMON_ARG_EXIT;
     }
 

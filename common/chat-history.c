@@ -134,6 +134,7 @@ void common_chat_history_free(struct common_chat_history * chat) {
     free(chat->roles);
     free(chat->contents);
     free(chat->tmpl);
+    free(chat->template_kwargs);
     common_chat_jinja_free(chat->jinja);
     memset(chat, 0, sizeof(*chat));
 }
@@ -202,7 +203,9 @@ static char * jinja_render(const struct common_chat_history * chat, const struct
         return NULL;
     }
     char err[512] = "";
-    char * out = common_chat_jinja_apply(chat->jinja, arr, NULL, add_ass, NULL, err, sizeof(err));
+    json_t * kwargs = chat->template_kwargs ? json_loads(chat->template_kwargs, 0, NULL) : NULL;
+    char * out = common_chat_jinja_apply(chat->jinja, arr, NULL, add_ass, kwargs, err, sizeof(err));
+    json_decref(kwargs);
     json_decref(arr);
     if (!out) {
         LOG_WRN("the Jinja chat template failed (%s); using the built-in template\n", err);

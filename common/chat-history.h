@@ -19,6 +19,7 @@ struct common_chat_history {
     char * tmpl;        // template name or text for the built-in formatter (owned)
     struct common_chat_jinja * jinja; // the Jinja template when --jinja and it parsed (owned); NULL = built-in only
     bool   explicit_tmpl; // the template came from --chat-template or the model (not the chatml fallback)
+    char * template_kwargs; // --chat-template-kwargs: a JSON object text for the Jinja template (owned; may be NULL)
     char ** roles;      // owned strings
     char ** contents;   // owned strings
     size_t n_msgs;

@@ -3,6 +3,62 @@
 #include "common.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+// --poll: llama.cpp's programs attach a thread pool built from cpuparams. Here a context gets one when the polling
+// level differs from the CPU backend's default pool (50); it lives until common_init_result_free frees the context.
+#define COMMON_INIT_MAX_POOLS 8
+static struct {
+    struct llama_context    * ctx;
+    struct ggml_threadpool  * pool;
+} g_pools[COMMON_INIT_MAX_POOLS];
+
+static void attach_pool(struct llama_context * ctx, const struct common_params * params) {
+    const struct common_cpu_params * cp = &params->cpuparams;
+    if (cp->poll == 50) {
+        return;
+    }
+    int slot = -1;
+    for (int i = 0; i < COMMON_INIT_MAX_POOLS && slot < 0; i++) {
+        slot = g_pools[i].ctx == NULL ? i : -1;
+    }
+    if (slot < 0) {
+        LOG_WRN("%s: too many contexts; --poll %u does not apply to this one\n", __func__, (unsigned) cp->poll);
+        return;
+    }
+    // one pool serves generation and batches: size it for the larger thread count
+    const int n_threads = (int) (llama_n_threads(ctx) > llama_n_threads_batch(ctx) ? llama_n_threads(ctx)
+                                                                                    : llama_n_threads_batch(ctx));
+    struct ggml_threadpool_params tpp = ggml_threadpool_params_default(n_threads);
+    tpp.poll = cp->poll;
+    tpp.prio = cp->priority;
+    tpp.strict_cpu = cp->strict_cpu;
+    if (cp->mask_valid) {
+        memcpy(tpp.cpumask, cp->cpumask, sizeof(tpp.cpumask));
+    }
+    struct ggml_threadpool * pool = ggml_threadpool_new(&tpp);
+    if (!pool) {
+        LOG_WRN("%s: failed to create a thread pool of %d threads; --poll %u does not apply\n", __func__, n_threads,
+                (unsigned) cp->poll);
+        return;
+    }
+    llama_attach_threadpool(ctx, pool, NULL);
+    g_pools[slot].ctx  = ctx;
+    g_pools[slot].pool = pool;
+}
+
+// the pool attached to ctx (NULL: none), forgotten here: the caller frees it after the context
+static struct ggml_threadpool * take_pool(const struct llama_context * ctx) {
+    for (int i = 0; i < COMMON_INIT_MAX_POOLS; i++) {
+        if (g_pools[i].ctx == ctx) {
+            struct ggml_threadpool * pool = g_pools[i].pool;
+            g_pools[i].ctx  = NULL;
+            g_pools[i].pool = NULL;
+            return pool;
+        }
+    }
+    return NULL;
+}
 
 struct common_init_result common_init_from_params(struct common_params * params) {
     struct common_init_result res = { NULL, NULL };
@@ -10,6 +66,16 @@ struct common_init_result common_init_from_params(struct common_params * params)
     if (!params->model.path || !params->model.path[0]) {
         LOG_ERR("%s: no model file given (use -m FILE)\n", __func__);
         return res;
+    }
+
+    // what llama.cpp's programs do in main before loading: --numa (once per process) and --prio
+    static bool numa_done = false;
+    if (!numa_done && params->numa != GGML_NUMA_STRATEGY_DISABLED) {
+        llama_numa_init(params->numa);
+        numa_done = true;
+    }
+    if (params->cpuparams.priority != GGML_SCHED_PRIO_NORMAL) {
+        (void) set_process_priority(params->cpuparams.priority);
     }
 
     struct llama_model_params mparams = common_model_params_to_llama(params);
@@ -27,8 +93,14 @@ struct common_init_result common_init_from_params(struct common_params * params)
         return res;
     }
 
+    attach_pool(lctx, params);
+
     if (!common_adapters_apply(params, model, lctx)) {
+        struct ggml_threadpool * pool = take_pool(lctx);
         llama_free(lctx);
+        if (pool) {
+            ggml_threadpool_free(pool);
+        }
         llama_model_free(model);
         return res;
     }
@@ -95,7 +167,11 @@ void common_init_result_free(struct common_init_result * res) {
         return;
     }
     if (res->context) {
+        struct ggml_threadpool * pool = take_pool(res->context);
         llama_free(res->context);
+        if (pool) {
+            ggml_threadpool_free(pool);
+        }
     }
     if (res->model) {
         llama_model_free(res->model);

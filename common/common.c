@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 //
@@ -285,6 +286,15 @@ struct common_params common_params_default(void) {
     p.webui          = true;
     p.endpoint_slots = true;
 
+    p.fit_params             = true;
+    p.fit_params_min_ctx     = 4096;
+    p.n_ctx_checkpoints      = 32;
+    p.cache_ram_mib          = 8192;
+    p.reasoning_format       = COMMON_REASONING_FORMAT_AUTO;
+    p.reasoning_budget       = -1;
+    p.slot_prompt_similarity = 0.10f;
+    p.prefill_assistant      = true;
+
     return p;
 }
 
@@ -353,6 +363,36 @@ void common_params_free(struct common_params * p) {
     free(p->api_keys);
     p->api_keys   = NULL;
     p->n_api_keys = 0;
+    free(p->devices);
+    p->devices = NULL;
+    for (int i = 0; i < p->n_tensor_buft_overrides; i++) {
+        free((char *) p->tensor_buft_overrides[i].pattern);
+    }
+    free(p->tensor_buft_overrides);
+    p->tensor_buft_overrides   = NULL;
+    p->n_tensor_buft_overrides = 0;
+    free_str(&p->api_prefix);
+    free_str(&p->default_template_kwargs);
+}
+
+bool set_process_priority(enum ggml_sched_priority prio) {
+    if (prio == GGML_SCHED_PRIO_NORMAL) {
+        return true;
+    }
+    int nice_level = 0;
+    switch (prio) {
+        case GGML_SCHED_PRIO_LOW:      nice_level = 5;   break;
+        case GGML_SCHED_PRIO_NORMAL:   nice_level = 0;   break;
+        case GGML_SCHED_PRIO_MEDIUM:   nice_level = -5;  break;
+        case GGML_SCHED_PRIO_HIGH:     nice_level = -10; break;
+        case GGML_SCHED_PRIO_REALTIME: nice_level = -20; break;
+    }
+    errno = 0;
+    if (setpriority(PRIO_PROCESS, 0, nice_level) != 0) {
+        LOG_WRN("warning: failed to set process priority %d: %s\n", (int) prio, strerror(errno));
+        return false;
+    }
+    return true;
 }
 
 void common_init(void) {
@@ -383,6 +423,10 @@ struct llama_model_params common_model_params_to_llama(const struct common_param
     mp.use_extra_bufts = !params->no_extra_bufts;
     mp.no_host       = params->no_host;
     mp.kv_overrides  = params->n_kv_overrides > 0 ? params->kv_overrides : NULL;
+    mp.devices       = params->devices;
+    mp.tensor_buft_overrides = params->n_tensor_buft_overrides > 0 ? params->tensor_buft_overrides : NULL;
+    mp.tensor_split  = params->tensor_split;
+    mp.use_direct_io = params->use_direct_io;
     return mp;
 }
 

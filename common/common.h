@@ -102,6 +102,14 @@ const char * common_speculative_type_to_str(enum common_speculative_type type);
 // COMMON_SPECULATIVE_TYPE_COUNT when the name is unknown
 enum common_speculative_type common_speculative_type_from_str(const char * name);
 
+// --reasoning-format (llama.cpp's names: none, auto, deepseek-legacy, deepseek)
+enum common_reasoning_format {
+    COMMON_REASONING_FORMAT_NONE,
+    COMMON_REASONING_FORMAT_AUTO,
+    COMMON_REASONING_FORMAT_DEEPSEEK_LEGACY,
+    COMMON_REASONING_FORMAT_DEEPSEEK,
+};
+
 struct common_params_model {
     char * path;     // local path (owned)
     char * url;      // not supported here (no network); kept for compatibility (owned)
@@ -309,6 +317,25 @@ struct common_params {
     bool    endpoint_slots;   // true: GET /slots
     bool    endpoint_props;   // false: POST /props
     bool    endpoint_metrics; // false: GET /metrics
+
+    // llama.cpp options that common/arg.c accepts with their syntax; its help says which take effect here
+    enum ggml_numa_strategy numa;     // --numa: llama_numa_init in common_init_from_params
+    ggml_backend_dev_t * devices;     // -dev: NULL-terminated (owned); NULL = all devices; { NULL } = none
+    float   tensor_split[16];         // -ts: per-device proportions (llama_max_devices() entries)
+    int32_t n_tensor_buft_overrides;  // -ot / -cmoe / -ncmoe; the array ends with a { NULL, NULL } entry and
+    struct llama_model_tensor_buft_override * tensor_buft_overrides; // owns its patterns
+    bool    use_direct_io;            // -dio / --load-mode dio
+    bool    fit_params;               // -fit: true
+    int32_t fit_params_min_ctx;       // -fitc: 4096
+    int32_t n_ctx_checkpoints;        // --ctx-checkpoints: 32
+    int32_t cache_ram_mib;            // --cache-ram: 8192 (-1 no limit, 0 disabled)
+    bool    offline;                  // --offline
+    char *  api_prefix;               // --api-prefix: the server's routes live under it (owned; NULL = none)
+    char *  default_template_kwargs;  // --chat-template-kwargs: a JSON object text (owned; NULL = none)
+    enum common_reasoning_format reasoning_format; // --reasoning-format: AUTO
+    int32_t reasoning_budget;         // --reasoning-budget: -1 = unrestricted
+    float   slot_prompt_similarity;   // -sps: 0.10 (0 = disabled)
+    bool    prefill_assistant;        // true
 };
 
 // llama.cpp's defaults (strings that have a default are allocated)
@@ -318,6 +345,9 @@ struct common_params common_params_default(void);
 void common_params_free(struct common_params * params);
 // replace an owned string field (*field); value NULL clears it. false when out of memory
 bool common_params_set_str(char ** field, const char * value);
+
+// sets the process priority (llama.cpp's set_process_priority); false (warned) when the system refuses
+bool set_process_priority(enum ggml_sched_priority prio);
 
 // logging setup for a program: library messages go through common/log.c
 void common_init(void);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 int common_log_verbosity_thold = LOG_DEFAULT_LLAMA;
 
@@ -13,6 +14,8 @@ static pthread_mutex_t g_log_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool g_log_paused     = false;
 static bool g_log_prefix     = false;
 static bool g_log_timestamps = false;
+static FILE * g_log_file     = NULL;  // --log-file: a copy of every message (no colors)
+static int  g_log_colors     = -1;    // --log-colors: 1 on, 0 off, -1 auto (stderr is a terminal)
 // CONT continues on the stream of the previous message
 static enum ggml_log_level g_log_last_level = GGML_LOG_LEVEL_NONE;
 static int64_t g_log_t0_us = -1;
@@ -57,31 +60,87 @@ void common_log_set_timestamps(bool timestamps) {
     }
 }
 
+// ANSI colors of llama.cpp's log levels (stderr only)
+static const char * log_color(enum ggml_log_level level) {
+    switch (level) {
+        case GGML_LOG_LEVEL_DEBUG: return "\033[33m"; // yellow
+        case GGML_LOG_LEVEL_WARN:  return "\033[35m"; // magenta
+        case GGML_LOG_LEVEL_ERROR: return "\033[31m"; // red
+        default:                   return NULL;
+    }
+}
+
+static bool log_colors_on(void) {
+    if (g_log_colors < 0) {
+        g_log_colors = isatty(fileno(stderr)) ? 1 : 0;
+    }
+    return g_log_colors == 1;
+}
+
 static void log_write_locked(enum ggml_log_level level, const char * fmt, va_list args) {
+    char head[64];
+    head[0] = '\0';
     if (level == GGML_LOG_LEVEL_CONT) {
         level = g_log_last_level;
     } else {
         g_log_last_level = level;
         if (level != GGML_LOG_LEVEL_NONE && (g_log_prefix || g_log_timestamps)) {
+            size_t n = 0;
             if (g_log_timestamps) {
                 int64_t t = log_now_us() - (g_log_t0_us < 0 ? 0 : g_log_t0_us);
-                fprintf(stderr, "%d.%02d.%03d.%03d ", (int) (t / 60000000), (int) (t / 1000000 % 60),
-                        (int) (t / 1000 % 1000), (int) (t % 1000));
+                n += (size_t) snprintf(head, sizeof(head), "%d.%02d.%03d.%03d ", (int) (t / 60000000),
+                                       (int) (t / 1000000 % 60), (int) (t / 1000 % 1000), (int) (t % 1000));
             }
-            if (g_log_prefix) {
+            if (g_log_prefix && n < sizeof(head)) {
                 const char * p = level == GGML_LOG_LEVEL_DEBUG ? "D " :
                                  level == GGML_LOG_LEVEL_INFO  ? "I " :
                                  level == GGML_LOG_LEVEL_WARN  ? "W " : "E ";
-                fputs(p, stderr);
+                snprintf(head + n, sizeof(head) - n, "%s", p);
             }
         }
     }
     FILE * out = level == GGML_LOG_LEVEL_NONE ? stdout : stderr;
+    const char * col = out == stderr && log_colors_on() ? log_color(level) : NULL;
+    va_list copy;
+    va_copy(copy, args);
+    if (col) {
+        fputs(col, out);
+    }
+    fputs(head, out);
     vfprintf(out, fmt, args);
+    if (col) {
+        fputs("\033[0m", out);
+    }
     if (out == stdout) {
         // generated text must appear as it is produced, even through a pipe
         fflush(stdout);
     }
+    if (g_log_file) {
+        fputs(head, g_log_file);
+        vfprintf(g_log_file, fmt, copy);
+        fflush(g_log_file);
+    }
+    va_end(copy);
+}
+
+bool common_log_set_file(const char * path) {
+    pthread_mutex_lock(&g_log_mutex);
+    if (g_log_file) {
+        fclose(g_log_file);
+        g_log_file = NULL;
+    }
+    if (path && path[0]) {
+        g_log_file = fopen(path, "w");
+    }
+    const bool ok = !path || !path[0] || g_log_file != NULL;
+    pthread_mutex_unlock(&g_log_mutex);
+    return ok;
+}
+
+void common_log_set_colors(int mode) {
+    pthread_mutex_lock(&g_log_mutex);
+    g_log_colors = mode < 0 ? -1 : mode > 0 ? 1 : 0;
+    pthread_mutex_unlock(&g_log_mutex);
 }
 
 void common_log_add(enum ggml_log_level level, const char * fmt, ...) {

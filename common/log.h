@@ -38,6 +38,13 @@ bool common_log_is_paused(void);
 void common_log_set_prefix(bool prefix);
 void common_log_set_timestamps(bool timestamps);
 
+// --log-file: also write every message to the file at path (created/truncated; NULL or "" stops it).
+// false when the file cannot be opened
+bool common_log_set_file(const char * path);
+// --log-colors: 1 on, 0 off, -1 auto (colors when stderr is a terminal; the default). Warnings, errors and
+// debug messages on stderr are colored
+void common_log_set_colors(int mode);
+
 // write the formatted message at `level`: NONE goes to stdout, everything else to stderr
 void common_log_add(enum ggml_log_level level, const char * fmt, ...) COMMON_LOG_ATTRIBUTE_FORMAT(2, 3);
 

@@ -92,3 +92,12 @@ if (TARGET llama-server AND Python3_FOUND)
                      --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
     set_tests_properties(test-server-messages PROPERTIES LABELS server TIMEOUT 300)
 endif()
+
+# llama.cpp's server options that take effect here: --api-prefix, --chat-template-file/-kwargs, -sps slot choice,
+# --log-file, and the options refused with their reason (common/arg.c)
+if (TARGET llama-server AND Python3_FOUND)
+    add_test(NAME test-server-args
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_args.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-args PROPERTIES LABELS server TIMEOUT 300)
+endif()

@@ -531,6 +531,189 @@ static void test_spec_flags(void) {
     unsetenv("LLAMA_ARG_DRAFT_MAX");
 }
 
+// llama.cpp's options that this build added later: their fields, syntax errors, env names and program masks.
+// Expected values follow llama.cpp's definitions (common/arg.cpp): hex masks with the last digit for CPUs 0-3,
+// inclusive "lo-hi" ranges, llama.cpp's MoE override patterns, its example masks.
+static void test_llamacpp_flags(void) {
+    struct common_params p;
+    const enum llama_example C = LLAMA_EXAMPLE_COMPLETION;
+    const enum llama_example S = LLAMA_EXAMPLE_SERVER;
+
+    // CPU placement, priority and polling
+    PARSE_OK(p, C, "-C", "0x5", "-Crb", "2-4", "--cpu-strict", "1", "--prio", "-1", "--poll", "0",
+             "--prio-batch", "2", "--poll-batch", "100", "--cpu-strict-batch", "0", "-tb", "2");
+    TH_CHECK(p.cpuparams.mask_valid && p.cpuparams.cpumask[0] && !p.cpuparams.cpumask[1] && p.cpuparams.cpumask[2] &&
+             !p.cpuparams.cpumask[3], "cpu mask 0x5");
+    TH_CHECK(p.cpuparams.strict_cpu && p.cpuparams.priority == GGML_SCHED_PRIO_LOW && p.cpuparams.poll == 0, "cpu knobs");
+    TH_CHECK(p.cpuparams_batch.mask_valid && !p.cpuparams_batch.cpumask[1] && p.cpuparams_batch.cpumask[2] &&
+             p.cpuparams_batch.cpumask[4] && !p.cpuparams_batch.cpumask[5], "cpu range 2-4");
+    TH_CHECK(p.cpuparams_batch.priority == GGML_SCHED_PRIO_HIGH && p.cpuparams_batch.poll == 100 &&
+             !p.cpuparams_batch.strict_cpu && p.cpuparams_batch.n_threads == 2, "batch cpu knobs");
+    common_params_free(&p);
+    // a role without its own thread count takes the model role's settings (llama.cpp's postprocess_cpu_params)
+    PARSE_OK(p, C, "-t", "3", "--poll", "7", "-Cr", "1-");
+    TH_CHECK(p.cpuparams_batch.n_threads == 3 && p.cpuparams_batch.poll == 7 && p.cpuparams_batch.cpumask[1] &&
+             p.cpuparams_batch.cpumask[GGML_MAX_N_THREADS - 1] && !p.cpuparams_batch.cpumask[0], "batch inherits");
+    common_params_free(&p);
+    PARSE_ERR(C, "invalid cpumask 'xyz'", "-C", "xyz");
+    PARSE_ERR(C, "invalid cpumask ''", "-Cb", "");
+    PARSE_ERR(C, "invalid range '5-2'", "-Cr", "5-2");
+    PARSE_ERR(C, "invalid range '7'", "-Cr", "7");
+    PARSE_ERR(C, "invalid priority '4'", "--prio", "4");
+    PARSE_ERR(C, "invalid priority '-1'", "--prio-batch", "-1");
+    PARSE_ERR(C, "invalid polling level '101'", "--poll", "101");
+    PARSE_ERR(C, "invalid value 'yes'", "--cpu-strict", "yes");
+
+    // memory, devices, placement
+    PARSE_OK(p, C, "--numa", "isolate", "-dt", "0.1", "-kvo", "--repack", "--op-offload", "-no-kvu", "-fitc", "1024",
+             "--fit", "off", "-fitt", "512,256", "-ncmoe", "2", "-cmoe", "-ot", "token_embd=CPU", "-dev", "none");
+    TH_CHECK(p.numa == GGML_NUMA_STRATEGY_ISOLATE, "numa");
+    TH_CHECK(!p.no_kv_offload && !p.no_extra_bufts && !p.no_op_offload && !p.kv_unified, "positive forms");
+    TH_CHECK(!p.fit_params && p.fit_params_min_ctx == 1024, "fit");
+    TH_CHECK(p.n_tensor_buft_overrides == 4 && p.tensor_buft_overrides[4].pattern == NULL, "overrides %d",
+             p.n_tensor_buft_overrides);
+    TH_CHECK(p.n_tensor_buft_overrides == 4 &&
+             strcmp(p.tensor_buft_overrides[0].pattern, "blk\\.0\\.ffn_(up|down|gate|gate_up)_(ch|)exps") == 0 &&
+             strcmp(p.tensor_buft_overrides[1].pattern, "blk\\.1\\.ffn_(up|down|gate|gate_up)_(ch|)exps") == 0 &&
+             strcmp(p.tensor_buft_overrides[2].pattern, "\\.ffn_(up|down|gate|gate_up)_(ch|)exps") == 0 &&
+             strcmp(p.tensor_buft_overrides[3].pattern, "token_embd") == 0 &&
+             p.tensor_buft_overrides[3].buft == ggml_backend_cpu_buffer_type(), "override patterns");
+    TH_CHECK(p.devices && p.devices[0] == NULL, "-dev none");
+    struct llama_model_params mp = common_model_params_to_llama(&p);
+    TH_CHECK(mp.tensor_buft_overrides == p.tensor_buft_overrides && mp.devices == p.devices, "model params");
+    common_params_free(&p);
+    TH_CHECK(p.tensor_buft_overrides == NULL && p.devices == NULL, "freed");
+    PARSE_OK(p, C, "-ts", "3,1", "-lm", "mmap+mlock");
+    TH_CHECK(p.tensor_split[0] == 3.0f && p.tensor_split[1] == 1.0f && p.tensor_split[2] == 0.0f, "tensor split");
+    TH_CHECK(p.use_mmap && p.use_mlock && !p.use_direct_io, "load mode");
+    common_params_free(&p);
+    PARSE_OK(p, C, "--load-mode", "none", "-dio");
+    TH_CHECK(!p.use_mmap && !p.use_mlock && p.use_direct_io, "load mode none + dio");
+    common_params_free(&p);
+    PARSE_ERR(C, "invalid NUMA strategy 'all'", "--numa", "all");
+    PARSE_ERR(C, "invalid device: CPU", "-dev", "CPU");
+    PARSE_ERR(C, "invalid device: nosuchgpu", "--device", "nosuchgpu");
+    PARSE_ERR(C, "unknown buffer type 'VRAM9'", "-ot", "x=VRAM9");
+    PARSE_ERR(C, "expected <tensor name pattern>=<buffer type>", "-ot", "exps");
+    PARSE_ERR(C, "invalid value '-1'", "-ncmoe", "-1");
+    PARSE_ERR(C, "invalid proportion 'a'", "-ts", "1,a");
+    PARSE_ERR(C, "but system only has 16 devices", "-ts", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1");
+    PARSE_ERR(C, "unknown value for --fit: 'maybe'", "-fit", "maybe");
+    PARSE_ERR(C, "invalid fit target", "-fitt", "1,,2");
+    PARSE_ERR(C, "invalid load mode 'fast'", "-lm", "fast");
+
+    // refused with the reason instead of "invalid argument"
+    PARSE_ERR(C, "cannot download models", "-hf", "ggml-org/x-GGUF");
+    PARSE_ERR(C, "cannot download models", "--hf-file", "x.gguf");
+    PARSE_ERR(C, "cannot download models", "-mu", "https://example.com/x.gguf");
+    PARSE_ERR(C, "cannot download models", "-hfd", "a/b");
+    PARSE_ERR(C, "no RPC backend", "--rpc", "127.0.0.1:50052");
+    PARSE_ERR(S, "multimodal input", "--mmproj", "mm.gguf");
+    PARSE_ERR(LLAMA_EXAMPLE_CLI, "multimodal input", "--image", "a.png");
+    PARSE_ERR(S, "no web UI", "--path", "/srv/www");
+    PARSE_ERR(S, "no SSL support", "--ssl-key-file", "k.pem");
+    PARSE_OK(p, S, "--no-mmproj", "--no-mmproj-offload", "-hft", "hf_x", "--offline", "--image-max-tokens", "64");
+    TH_CHECK(p.offline, "accepted no-ops");
+    common_params_free(&p);
+    // llama.cpp's example masks
+    PARSE_ERR(C, "argument --mmproj is not supported by this program", "--mmproj", "mm.gguf");
+    PARSE_ERR(S, "argument --image is not supported by this program", "--image", "a.png");
+    PARSE_ERR(C, "argument -sps is not supported by this program", "-sps", "0.5");
+    PARSE_ERR(C, "argument --api-prefix is not supported by this program", "--api-prefix", "/x");
+    PARSE_ERR(C, "argument --cache-ram is not supported by this program", "--cache-ram", "0");
+    PARSE_ERR(LLAMA_EXAMPLE_PERPLEXITY, "argument --chat-template-file is not supported by this program",
+              "--chat-template-file", "t.jinja");
+
+    // server and chat options
+    char tmpl_path[] = "/tmp/argsgap-tmpl-XXXXXX";
+    const int fd = mkstemp(tmpl_path);
+    TH_CHECK(fd >= 0, "mkstemp");
+    if (fd >= 0) {
+        const char * t = "{{ messages[0].content }}|\n";
+        TH_CHECK(write(fd, t, strlen(t)) == (ssize_t) strlen(t), "write template");
+        close(fd);
+        PARSE_OK(p, S, "--chat-template-file", tmpl_path, "--chat-template-kwargs", "{\"a\":1,\"b\":\"x\"}",
+                 "--chat-template-kwargs", "{\"b\":\"y\"}", "-sps", "0.5", "--api-prefix", "/v9",
+                 "--reasoning-format", "none", "--reasoning-budget", "-1", "--ctx-checkpoints", "0", "-cram", "0",
+                 "--no-prefill-assistant");
+        // the whole file, final newline kept (llama.cpp's read_file)
+        TH_CHECK(p.chat_template && strcmp(p.chat_template, t) == 0, "template file '%s'", p.chat_template);
+        TH_CHECK(p.default_template_kwargs && strcmp(p.default_template_kwargs, "{\"a\":1,\"b\":\"y\"}") == 0,
+                 "kwargs merged '%s'", p.default_template_kwargs);
+        TH_CHECK(p.slot_prompt_similarity == 0.5f && p.api_prefix && strcmp(p.api_prefix, "/v9") == 0, "sps/prefix");
+        TH_CHECK(p.reasoning_format == COMMON_REASONING_FORMAT_NONE && p.reasoning_budget == -1, "reasoning");
+        TH_CHECK(p.n_ctx_checkpoints == 0 && p.cache_ram_mib == 0 && !p.prefill_assistant, "checkpoints/cache/prefill");
+        common_params_free(&p);
+        unlink(tmpl_path);
+    }
+    PARSE_OK(p, S, "-m", "x.gguf");
+    TH_CHECK(p.slot_prompt_similarity == 0.10f && p.api_prefix == NULL && p.default_template_kwargs == NULL &&
+             p.reasoning_format == COMMON_REASONING_FORMAT_AUTO && p.n_ctx_checkpoints == 32 && p.cache_ram_mib == 8192,
+             "server defaults");
+    common_params_free(&p);
+    PARSE_ERR(S, "failed to open file '/nonexistent/t.jinja'", "--chat-template-file", "/nonexistent/t.jinja");
+    PARSE_ERR(S, "must be a valid JSON object", "--chat-template-kwargs", "[1]");
+    PARSE_ERR(S, "must be a valid JSON object", "--chat-template-kwargs", "{bad");
+    PARSE_ERR(S, "invalid similarity '1.5'", "-sps", "1.5");
+    PARSE_ERR(S, "invalid API prefix 'x'", "--api-prefix", "x");
+    PARSE_ERR(S, "invalid API prefix '/x/'", "--api-prefix", "/x/");
+    PARSE_ERR(S, "Unknown reasoning format: think", "--reasoning-format", "think");
+    PARSE_ERR(S, "invalid reasoning budget '-2'", "--reasoning-budget", "-2");
+    PARSE_ERR(S, "invalid number of checkpoints", "--swa-checkpoints", "-1");
+    PARSE_ERR(S, "invalid cache size", "-cram", "-2");
+    PARSE_ERR(S, "unknown value for --log-colors: 'bright'", "--log-colors", "bright");
+
+    // '_' stands for '-' in long options, as in llama.cpp
+    PARSE_OK(p, C, "--ctx_size", "64", "--n_predict", "3");
+    TH_CHECK(p.n_ctx == 64 && p.n_predict == 3, "underscores");
+    common_params_free(&p);
+    PARSE_ERR(C, "invalid argument: -n_predict", "-n_predict", "3");
+
+    // env names
+    setenv("LLAMA_ARG_API_PREFIX", "/env", 1);
+    setenv("LLAMA_ARG_CHAT_TEMPLATE_KWARGS", "{\"k\":true}", 1);
+    setenv("LLAMA_ARG_NUMA", "distribute", 1);
+    setenv("LLAMA_ARG_CACHE_RAM", "0", 1);
+    PARSE_OK(p, S, "-m", "x.gguf");
+    TH_CHECK(p.api_prefix && strcmp(p.api_prefix, "/env") == 0 && p.default_template_kwargs &&
+             strcmp(p.default_template_kwargs, "{\"k\":true}") == 0 && p.numa == GGML_NUMA_STRATEGY_DISTRIBUTE &&
+             p.cache_ram_mib == 0, "server env");
+    common_params_free(&p);
+    unsetenv("LLAMA_ARG_API_PREFIX");
+    unsetenv("LLAMA_ARG_CHAT_TEMPLATE_KWARGS");
+    unsetenv("LLAMA_ARG_NUMA");
+    unsetenv("LLAMA_ARG_CACHE_RAM");
+    setenv("LLAMA_ARG_HF_REPO", "a/b", 1);
+    PARSE_ERR(C, "error while handling environment variable \"LLAMA_ARG_HF_REPO\"", "-n", "1");
+    unsetenv("LLAMA_ARG_HF_REPO");
+
+    // --list-devices prints and stops the program
+    PARSE_OK(p, C, "-n", "1");
+    common_params_free(&p);
+    TH_CHECK(parse(&p, C, ARGC("--list-devices"), ARGV("--list-devices")) == COMMON_ARG_EXIT, "--list-devices exits");
+    common_params_free(&p);
+
+    // --log-file: every message, also the ones for stdout, lands in the file
+    char log_path[] = "/tmp/argsgap-log-XXXXXX";
+    const int lfd = mkstemp(log_path);
+    TH_CHECK(lfd >= 0, "mkstemp log");
+    if (lfd >= 0) {
+        close(lfd);
+        PARSE_OK(p, C, "--log-file", log_path);
+        common_params_free(&p);
+        LOG_INF("argsgap-info %d\n", 42);
+        LOG_WRN("argsgap-warn\n");
+        TH_CHECK(common_log_set_file(NULL), "close log file");
+        size_t len = 0;
+        char * text = common_read_file(log_path, &len);
+        TH_CHECK(text && strstr(text, "argsgap-info 42\n") && strstr(text, "argsgap-warn\n"), "log file: '%s'",
+                 text ? text : "(null)");
+        free(text);
+        unlink(log_path);
+    }
+    PARSE_ERR(C, "failed to open log file '/nonexistent/dir/x.log'", "--log-file", "/nonexistent/dir/x.log");
+}
+
 int main(void) {
     test_defaults();
     test_spec_flags();
@@ -540,5 +723,6 @@ int main(void) {
     test_table();
     test_helpers();
     test_tokenize();
+    test_llamacpp_flags();
     return th_finish();
 }

@@ -243,6 +243,21 @@ def test_plain():
     rc, out, err = completion(KJV, ["-no-cnv", "--chat-template", "chatml", "-p", "In the beginning", "-n", "64"],
                               "never read\n")
     check(rc == 0 and out == ref, "-no-cnv with a template: %r" % out)
+    # llama.cpp's thread/placement flags (--poll attaches a pool with that level) and spellings leave the text as is;
+    # --log-file gets the log lines too
+    import tempfile
+    with tempfile.TemporaryDirectory() as td:
+        log = os.path.join(td, "completion.log")
+        rc, out, err = run([COMPLETION, "--log-file", log, "--log-colors", "off", "-m", KJV, "-p", "In the beginning",
+                            "-n", "64", "--temp", "0", "-t", "2", "--poll", "0", "--prio", "0", "--cpu-strict", "0",
+                            "--numa", "distribute", "-dt", "0.1", "--ctx_size", "512"])
+        check(rc == 0 and out == ref, "llama.cpp's --poll/--numa/-dt/--ctx_size flags: %r" % out)
+        text = open(log, errors="replace").read() if os.path.exists(log) else ""
+        check("llama_context" in text and "DEPRECATED: --defrag-thold" in text, "--log-file: %r" % text[-300:])
+    rc, out, err = run([COMPLETION, "-m", KJV, "-p", "x", "--mmproj", "mm.gguf"])
+    check(rc != 0 and "argument --mmproj is not supported by this program" in err, "--mmproj: %r" % err[-200:])
+    rc, out, err = run([COMPLETION, "-m", KJV, "-p", "x", "-hf", "ggml-org/x-GGUF"])
+    check(rc != 0 and "cannot download models" in err, "-hf refused: %r" % err[-200:])
     # Ctrl+C without -i ends the run with the timings
     p = subprocess.Popen([COMPLETION, "-m", KJV, "--temp", "0", "--no-warmup", "-t", "2", "-c", "4096", "-n", "-1",
                           "--ignore-eos", "-p", "In the beginning"],

@@ -228,6 +228,10 @@ int main(int argc, char ** argv) {
         cli_error("error: %s\n", err);
         goto done;
     }
+    if (params.default_template_kwargs && !(chat.template_kwargs = strdup(params.default_template_kwargs))) {
+        cli_error("error: out of memory\n");
+        goto done;
+    }
     cli_gen_init(&gen, init.context, &params);
     const struct llama_vocab * vocab = llama_model_get_vocab(init.model);
 

@@ -120,7 +120,18 @@ static char * apply_jinja(const struct server_context * sc, const json_t * msgs,
         snprintf(err->msg, sizeof(err->msg), "\"chat_template_kwargs\" must be an object, got %s", sj_type_name(kwargs));
         return NULL;
     }
-    return common_chat_jinja_apply(sc->chat_jinja, msgs, tools, add_ass, kwargs, err->msg, sizeof(err->msg));
+    // --chat-template-kwargs: the server's defaults, each key overridden by the request's
+    json_t * merged = NULL;
+    if (sc->params.default_template_kwargs) {
+        merged = json_loads(sc->params.default_template_kwargs, 0, NULL); // validated by the option parser
+        if (merged && json_is_object(kwargs)) {
+            json_object_update(merged, (json_t *) kwargs);
+        }
+    }
+    char * out = common_chat_jinja_apply(sc->chat_jinja, msgs, tools, add_ass, merged ? merged : kwargs, err->msg,
+                                         sizeof(err->msg));
+    json_decref(merged);
+    return out;
 }
 
 static char * apply_builtin(const struct server_context * sc, const struct llama_chat_message * chat, size_t n,

@@ -120,6 +120,7 @@ struct server_slot {
     llama_token * ids;                     // the tokens one step accepts (room for n_draft_max + 1)
     int32_t n_draft_total;                 // drafted tokens of this request (timings.draft_n)
     int32_t n_draft_accepted;
+    int64_t t_last_used;                   // ggml_time_us() when the slot was last released (LRU choice)
 };
 
 // counters in llama.cpp's /metrics; the *_bucket values restart on each /metrics read

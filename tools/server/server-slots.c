@@ -55,6 +55,7 @@ void server_slot_release(struct server_context * sc, struct server_slot * s) {
     free(s->stopping_word);
     s->stopping_word = NULL;
     s->prompt   = NULL;
+    s->t_last_used = ggml_time_us();
     s->state    = SLOT_STATE_IDLE;
     s->id_task  = -1;
     s->i_batch  = -1;
@@ -88,27 +89,40 @@ void server_slot_finish(struct server_context * sc, struct server_slot * s) {
     server_slot_release(sc, s);
 }
 
-// a slot for the task: the requested one, else the idle slot with the longest common prefix (cache reuse),
-// else NULL (the task waits)
+// a slot for the task, as llama.cpp's get_available_slot: the requested one; else (-sps != 0) the idle slot whose
+// cached tokens share the largest fraction of the prompt as a prefix, if that fraction exceeds -sps; else the
+// least recently used idle slot; NULL: none is idle (the task waits)
 static struct server_slot * pick_slot(struct server_context * sc, const struct server_task * t) {
     if (t->id_slot >= 0) {
         struct server_slot * s = &sc->slots[t->id_slot];
         return s->state == SLOT_STATE_IDLE ? s : NULL;
     }
     struct server_slot * best = NULL;
-    int best_lcp = -1;
-    for (int i = 0; i < sc->n_slots; i++) {
-        struct server_slot * s = &sc->slots[i];
-        if (s->state != SLOT_STATE_IDLE) {
-            continue;
+    const float sps = sc->params.slot_prompt_similarity;
+    if (sps != 0.0f && t->n_tokens > 0) {
+        float sim_best = 0.0f;
+        for (int i = 0; i < sc->n_slots; i++) {
+            struct server_slot * s = &sc->slots[i];
+            if (s->state != SLOT_STATE_IDLE || s->n_cache == 0) {
+                continue;
+            }
+            int lcp = 0;
+            while (lcp < s->n_cache && (size_t) lcp < t->n_tokens && s->cache[lcp] == t->tokens[lcp]) {
+                lcp++;
+            }
+            const float sim = (float) lcp / (float) t->n_tokens;
+            if (sim > sim_best && sim > sps) {
+                sim_best = sim;
+                best = s;
+            }
         }
-        int lcp = 0;
-        while (lcp < s->n_cache && (size_t) lcp < t->n_tokens && s->cache[lcp] == t->tokens[lcp]) {
-            lcp++;
-        }
-        if (lcp > best_lcp) {
-            best_lcp = lcp;
-            best = s;
+    }
+    if (!best) {
+        for (int i = 0; i < sc->n_slots; i++) {
+            struct server_slot * s = &sc->slots[i];
+            if (s->state == SLOT_STATE_IDLE && (!best || s->t_last_used < best->t_last_used)) {
+                best = s;
+            }
         }
     }
     return best;

@@ -12,15 +12,34 @@
 int  server_log_verbosity = 0;
 bool server_log_disabled = false;
 
+// through common/log.c, so that --log-file gets a copy and --log-colors applies
 void server_log(const char * level, const char * fmt, ...) {
     if (server_log_disabled) {
         return;
     }
+    char small[1024];
+    char * text = small;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s", level);
-    vfprintf(stderr, fmt, ap);
+    va_list ap2;
+    va_copy(ap2, ap);
+    const int n = vsnprintf(small, sizeof(small), fmt, ap);
     va_end(ap);
+    if (n >= (int) sizeof(small)) {
+        text = malloc((size_t) n + 1);
+        if (text) {
+            vsnprintf(text, (size_t) n + 1, fmt, ap2);
+        } else {
+            text = small; // out of memory: the message is cut
+        }
+    }
+    va_end(ap2);
+    const enum ggml_log_level lvl = strstr(level, "E ") ? GGML_LOG_LEVEL_ERROR :
+                                    strstr(level, "W ") ? GGML_LOG_LEVEL_WARN : GGML_LOG_LEVEL_INFO;
+    common_log_add(lvl, "%s%s", level, n < 0 ? "" : text);
+    if (text != small) {
+        free(text);
+    }
 }
 
 void server_llama_log_cb(enum ggml_log_level level, const char * text, void * ud) {
@@ -29,7 +48,8 @@ void server_llama_log_cb(enum ggml_log_level level, const char * text, void * ud
         return;
     }
     if (level == GGML_LOG_LEVEL_ERROR || level == GGML_LOG_LEVEL_WARN || server_log_verbosity > 0) {
-        fputs(text, stderr);
+        // library text never goes to stdout
+        common_log_add(level == GGML_LOG_LEVEL_NONE ? GGML_LOG_LEVEL_INFO : level, "%s", text);
     }
 }
 //

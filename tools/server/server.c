@@ -243,38 +243,48 @@ static bool load_model(struct server_context * sc) {
     return true;
 }
 
+// a route under --api-prefix (llama.cpp registers every path as api_prefix + path)
+static bool route(struct server_context * sc, const char * method, const char * path, server_http_handler_t fn,
+                  void * user_data, bool is_public, bool during_load) {
+    char full[512];
+    const int n = snprintf(full, sizeof(full), "%s%s", sc->params.api_prefix ? sc->params.api_prefix : "", path);
+    if (n < 0 || (size_t) n >= sizeof(full)) {
+        return false;
+    }
+    return server_http_route(sc->http, method, full, fn, user_data, is_public, during_load);
+}
+
 static bool register_routes(struct server_context * sc) {
-    struct server_http * h = sc->http;
     bool ok = true;
-    ok &= server_http_route(h, "GET",  "/health",         server_handle_health,         sc, true,  false);
-    ok &= server_http_route(h, "GET",  "/v1/health",      server_handle_health,         sc, true,  false);
-    ok &= server_http_route(h, "GET",  "/models",         server_handle_models,         sc, true,  true);
-    ok &= server_http_route(h, "GET",  "/v1/models",      server_handle_models,         sc, true,  true);
-    ok &= server_http_route(h, "GET",  "/api/tags",       server_handle_models,         sc, true,  true); // ollama clients
-    ok &= server_http_route(h, "GET",  "/props",          server_handle_props,          sc, false, false);
-    ok &= server_http_route(h, "POST", "/props",          server_handle_props_change,   sc, false, false);
-    ok &= server_http_route(h, "GET",  "/slots",          server_handle_slots,          sc, false, false);
-    ok &= server_http_route(h, "POST", "/slots/:id_slot", server_handle_slot_action,    sc, false, false);
-    ok &= server_http_route(h, "GET",  "/metrics",        server_handle_metrics,        sc, false, false);
-    ok &= server_http_route(h, "POST", "/tokenize",       server_handle_tokenize,       sc, false, false);
-    ok &= server_http_route(h, "POST", "/detokenize",     server_handle_detokenize,     sc, false, false);
-    ok &= server_http_route(h, "POST", "/apply-template", server_handle_apply_template, sc, false, false);
-    ok &= server_http_route(h, "POST", "/completion",     server_handle_completion,     sc, false, false);
-    ok &= server_http_route(h, "POST", "/completions",    server_handle_completion,     sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/completions", server_handle_oai_completion, sc, false, false);
-    ok &= server_http_route(h, "POST", "/embedding",      server_handle_embedding,      sc, false, false);
-    ok &= server_http_route(h, "POST", "/embeddings",     server_handle_embedding,      sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/embeddings",  server_handle_oai_embeddings, sc, false, false);
-    ok &= server_http_route(h, "POST", "/chat/completions",    server_handle_oai_chat,  sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/chat/completions", server_handle_oai_chat,  sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/messages",              server_handle_anthropic_messages,     sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/messages/count_tokens", server_handle_anthropic_count_tokens, sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/responses",             server_handle_oai_responses,          sc, false, false);
-    ok &= server_http_route(h, "POST", "/infill",                   server_handle_infill,                 sc, false, false);
-    ok &= server_http_route(h, "POST", "/rerank",                   server_handle_rerank,                 sc, false, false);
-    ok &= server_http_route(h, "POST", "/reranking",                server_handle_rerank,                 sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/rerank",                server_handle_rerank,                 sc, false, false);
-    ok &= server_http_route(h, "POST", "/v1/reranking",             server_handle_rerank,                 sc, false, false);
+    ok &= route(sc, "GET",  "/health",         server_handle_health,         sc, true,  false);
+    ok &= route(sc, "GET",  "/v1/health",      server_handle_health,         sc, true,  false);
+    ok &= route(sc, "GET",  "/models",         server_handle_models,         sc, true,  true);
+    ok &= route(sc, "GET",  "/v1/models",      server_handle_models,         sc, true,  true);
+    ok &= route(sc, "GET",  "/api/tags",       server_handle_models,         sc, true,  true); // ollama clients
+    ok &= route(sc, "GET",  "/props",          server_handle_props,          sc, false, false);
+    ok &= route(sc, "POST", "/props",          server_handle_props_change,   sc, false, false);
+    ok &= route(sc, "GET",  "/slots",          server_handle_slots,          sc, false, false);
+    ok &= route(sc, "POST", "/slots/:id_slot", server_handle_slot_action,    sc, false, false);
+    ok &= route(sc, "GET",  "/metrics",        server_handle_metrics,        sc, false, false);
+    ok &= route(sc, "POST", "/tokenize",       server_handle_tokenize,       sc, false, false);
+    ok &= route(sc, "POST", "/detokenize",     server_handle_detokenize,     sc, false, false);
+    ok &= route(sc, "POST", "/apply-template", server_handle_apply_template, sc, false, false);
+    ok &= route(sc, "POST", "/completion",     server_handle_completion,     sc, false, false);
+    ok &= route(sc, "POST", "/completions",    server_handle_completion,     sc, false, false);
+    ok &= route(sc, "POST", "/v1/completions", server_handle_oai_completion, sc, false, false);
+    ok &= route(sc, "POST", "/embedding",      server_handle_embedding,      sc, false, false);
+    ok &= route(sc, "POST", "/embeddings",     server_handle_embedding,      sc, false, false);
+    ok &= route(sc, "POST", "/v1/embeddings",  server_handle_oai_embeddings, sc, false, false);
+    ok &= route(sc, "POST", "/chat/completions",    server_handle_oai_chat,  sc, false, false);
+    ok &= route(sc, "POST", "/v1/chat/completions", server_handle_oai_chat,  sc, false, false);
+    ok &= route(sc, "POST", "/v1/messages",              server_handle_anthropic_messages,     sc, false, false);
+    ok &= route(sc, "POST", "/v1/messages/count_tokens", server_handle_anthropic_count_tokens, sc, false, false);
+    ok &= route(sc, "POST", "/v1/responses",             server_handle_oai_responses,          sc, false, false);
+    ok &= route(sc, "POST", "/infill",                   server_handle_infill,                 sc, false, false);
+    ok &= route(sc, "POST", "/rerank",                   server_handle_rerank,                 sc, false, false);
+    ok &= route(sc, "POST", "/reranking",                server_handle_rerank,                 sc, false, false);
+    ok &= route(sc, "POST", "/v1/rerank",                server_handle_rerank,                 sc, false, false);
+    ok &= route(sc, "POST", "/v1/reranking",             server_handle_rerank,                 sc, false, false);
     return ok;
 }
 
@@ -300,6 +310,8 @@ int main(int argc, char ** argv) {
 
     llama_log_set(server_llama_log_cb, NULL);
     llama_backend_init();
+    llama_numa_init(sc->params.numa);                      // --numa
+    (void) set_process_priority(sc->params.cpuparams.priority); // --prio
     server_queue_init(&sc->queue);
     sc->metrics.t_start = (int64_t) time(NULL);
 
