@@ -454,7 +454,10 @@ def test_disconnect(srv):
     r.close()
     idle = wait_idle(srv, 20)
     gen = metric(srv, "tokens_predicted_total") - before
-    check(idle is not None and gen <= 3, "disconnect before the first token: at most a token or two", (gen, idle))
+    # the server notices the close at its next write/poll of the connection; with a parallel ctest on 2 cores the
+    # threads involved can be descheduled for a few tokens (this check failed now and then with a bound of 3). The
+    # bound still fails by far if the 200-token generation is not cancelled.
+    check(idle is not None and gen <= 10, "disconnect before the first token: stops within a few tokens", (gen, idle))
 
     # non-streamed: llama.cpp cancels too (it polls is_connection_closed while waiting for the result; here the
     # handler polls server_http_req_client_gone)

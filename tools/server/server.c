@@ -96,7 +96,9 @@ static bool load_progress(float progress, void * ud) {
 }
 
 static bool load_model(struct server_context * sc) {
-    struct llama_model_params mp = llama_model_default_params();
+    // the model options of the command line (--mmap/--mlock, --override-kv, --check-tensors, ...), as the
+    // other programs take them
+    struct llama_model_params mp = common_model_params_to_llama(&sc->params);
     mp.progress_callback           = load_progress;
     mp.progress_callback_user_data = sc;
     sc->model = llama_model_load_from_file(sc->params.model.path, mp);
@@ -118,7 +120,9 @@ static bool load_model(struct server_context * sc) {
         return false;
     }
 
-    struct llama_context_params cp = llama_context_default_params();
+    // the context options every program shares (rope/yarn, attention type, swa_full, no_perf, ...), then the
+    // server's own choices below
+    struct llama_context_params cp = common_context_params_to_llama(&sc->params);
     cp.n_ctx      = (uint32_t) (sc->params.n_ctx > 0 ? sc->params.n_ctx : 0);
     cp.n_batch    = (uint32_t) sc->params.n_batch;
     cp.n_ubatch   = (uint32_t) sc->params.n_ubatch;
@@ -159,6 +163,11 @@ static bool load_model(struct server_context * sc) {
     sc->ctx = llama_init_from_model(sc->model, cp);
     if (!sc->ctx) {
         SRV_ERR("%s: failed to create the llama_context\n", __func__);
+        return false;
+    }
+    // --lora / --lora-scaled / --control-vector*: every slot decodes with them
+    if (!common_adapters_apply(&sc->params, sc->model, sc->ctx)) {
+        SRV_ERR("%s: failed to apply the LoRA adapters / control vectors\n", __func__);
         return false;
     }
     sc->n_ctx      = (int) llama_n_ctx(sc->ctx);
