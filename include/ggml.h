@@ -836,13 +836,101 @@ extern "C" {
     // clamp; in-place, returns view(a)
     GGML_API struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_tensor * a, float min, float max);
 
+    // im2col: [N, IC, IH, IW] => [N, OH, OW, IC*KH*KW] (is_2D) or [N, IC, IL] => [N, OL, IC*K]; a is only read for
+    // its kernel shape. Composite convolutions below are im2col + mul_mat, the same graph llama.cpp builds.
+    GGML_API struct ggml_tensor * ggml_im2col(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                              int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D, enum ggml_type dst_type);
+    // gradient of im2col: a is the gradient of the im2col output (F32), b the kernel, ne the shape of the im2col input
+    GGML_API struct ggml_tensor * ggml_im2col_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                   int64_t * ne, int s0, int s1, int p0, int p1, int d0, int d1, bool is_2D);
+    GGML_API struct ggml_tensor * ggml_conv_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
+    // conv_1d with padding = half: ggml_conv_1d(a, b, s, a->ne[0]/2, d)
+    GGML_API struct ggml_tensor * ggml_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s, int d);
+    // depthwise
+    GGML_API struct ggml_tensor * ggml_conv_1d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
+    GGML_API struct ggml_tensor * ggml_conv_1d_dw_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int d0);
+    // a: kernel [K, OC, IC], b: data [L, IC]; only p0 == 0 and d0 == 1
+    GGML_API struct ggml_tensor * ggml_conv_transpose_1d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int s0, int p0, int d0);
+    GGML_API struct ggml_tensor * ggml_conv_2d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                               int s0, int s1, int p0, int p1, int d0, int d1);
+    // a: [OC*IC, KD, KH, KW], b: [N*IC, ID, IH, IW] => [N*OD, OH, OW, IC*KD*KH*KW]
+    GGML_API struct ggml_tensor * ggml_im2col_3d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t IC,
+                                                 int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2,
+                                                 enum ggml_type dst_type);
+    // a: [OC*IC, KD, KH, KW], b: [N*IC, ID, IH, IW], result: [N*OC, OD, OH, OW]
+    GGML_API struct ggml_tensor * ggml_conv_3d(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int64_t IC,
+                                               int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2);
+    // stride = kernel size, no padding (sam)
+    GGML_API struct ggml_tensor * ggml_conv_2d_sk_p0(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // stride 1, padding = half (sam)
+    GGML_API struct ggml_tensor * ggml_conv_2d_s1_ph(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // depthwise (via im2col and mul_mat)
+    GGML_API struct ggml_tensor * ggml_conv_2d_dw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                  int s0, int s1, int p0, int p1, int d0, int d1);
+    // depthwise, one op: a [KW, KH, 1, C], b [W, H, C, N] => [W_out, H_out, C, N] (channels-contiguous b gives a
+    // result with the same memory order)
+    GGML_API struct ggml_tensor * ggml_conv_2d_dw_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                         int stride0, int stride1, int pad0, int pad1, int dilation0, int dilation1);
+    // a: kernel [KW, KH, OC, IC], b: [W, H, IC, N]
+    GGML_API struct ggml_tensor * ggml_conv_transpose_2d_p0(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int stride);
+    // a: kernel [KW, KH, IC, OC], b: data [W, H, C, N] => [OW, OH, OC, N]
+    GGML_API struct ggml_tensor * ggml_conv_2d_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                      int s0, int s1, int p0, int p1, int d0, int d1);
+    // a: kernel [KW, KH, KD, IC * OC], b: input [W, H, D, C * N]
+    GGML_API struct ggml_tensor * ggml_conv_3d_direct(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                      int s0, int s1, int s2, int p0, int p1, int p2, int d0, int d1, int d2,
+                                                      int n_channels, int n_batch, int n_channels_out);
+
+    enum ggml_op_pool {
+        GGML_OP_POOL_MAX,
+        GGML_OP_POOL_AVG,
+        GGML_OP_POOL_COUNT,
+    };
+
+    GGML_API struct ggml_tensor * ggml_pool_1d(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op_pool op, int k0, int s0, int p0);
+    // the result has 2*p0 padding for the first dimension and 2*p1 for the second
+    GGML_API struct ggml_tensor * ggml_pool_2d(struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_op_pool op,
+                                               int k0, int k1, int s0, int s1, float p0, float p1);
+    // af: the input of the forward pool
+    GGML_API struct ggml_tensor * ggml_pool_2d_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * af,
+                                                    enum ggml_op_pool op, int k0, int k1, int s0, int s1, float p0, float p1);
+
+    enum ggml_scale_mode {
+        GGML_SCALE_MODE_NEAREST  = 0,
+        GGML_SCALE_MODE_BILINEAR = 1,
+        GGML_SCALE_MODE_BICUBIC  = 2,
+
+        GGML_SCALE_MODE_COUNT
+    };
+
+    enum ggml_scale_flag {
+        GGML_SCALE_FLAG_ALIGN_CORNERS = (1 << 8),
+        GGML_SCALE_FLAG_ANTIALIAS     = (1 << 9),
+    };
+
+    // multiplies ne0 and ne1 by scale_factor
+    GGML_API struct ggml_tensor * ggml_upscale(struct ggml_context * ctx, struct ggml_tensor * a, int scale_factor, enum ggml_scale_mode mode);
+    GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_upscale_ext(struct ggml_context * ctx, struct ggml_tensor * a,
+                                                                   int ne0, int ne1, int ne2, int ne3, enum ggml_scale_mode mode),
+                    "use ggml_interpolate instead");
+    // up- or downsamples a to the given size; 2D modes (bilinear, bicubic) act on the first two dimensions.
+    // mode: ggml_scale_mode [| ggml_scale_flag ...]
+    GGML_API struct ggml_tensor * ggml_interpolate(struct ggml_context * ctx, struct ggml_tensor * a,
+                                                   int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3, uint32_t mode);
+
     // pad each dimension with zeros: [x, ..., x] -> [x, ..., x, 0, ..., 0]
     GGML_API struct ggml_tensor * ggml_pad    (struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1, int p2, int p3);
     GGML_API struct ggml_tensor * ggml_pad_ext(struct ggml_context * ctx, struct ggml_tensor * a,
                                                int lp0, int rp0, int lp1, int rp1, int lp2, int rp2, int lp3, int rp3);
 
+    // pad with reflection along dimension 0: [a, b, c, d] -> [b, a, b, c, d, c]
+    GGML_API struct ggml_tensor * ggml_pad_reflect_1d(struct ggml_context * ctx, struct ggml_tensor * a, int p0, int p1);
+
     // move elements by an offset per dimension; elements shifted past the end wrap around to the start
     GGML_API struct ggml_tensor * ggml_roll(struct ggml_context * ctx, struct ggml_tensor * a, int shift0, int shift1, int shift2, int shift3);
+
+    // timesteps: F32 [N]; result: F32 [dim, N] (cos half, sin half; an odd dim leaves the last column 0)
+    GGML_API struct ggml_tensor * ggml_timestep_embedding(struct ggml_context * ctx, struct ggml_tensor * timesteps, int dim, int max_period);
 
     // zero everything outside the chosen triangle of each matrix
     GGML_API struct ggml_tensor * ggml_tri         (struct ggml_context * ctx, struct ggml_tensor * a, enum ggml_tri_type type);
@@ -874,6 +962,16 @@ extern "C" {
     GGML_API void           ggml_flash_attn_ext_set_prec (struct ggml_tensor * a, enum ggml_prec prec);
     GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec (const struct ggml_tensor * a);
     GGML_API void           ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
+
+    // partition a [C, W, H, 1] into non-overlapping w x w windows, zero-padded: [C, w, w, n_windows] (sam)
+    GGML_API struct ggml_tensor * ggml_win_part  (struct ggml_context * ctx, struct ggml_tensor * a, int w);
+    // reverse of ggml_win_part: [C, w0, h0]
+    GGML_API struct ggml_tensor * ggml_win_unpart(struct ggml_context * ctx, struct ggml_tensor * a, int w0, int h0, int w);
+    // relative position table a [C, 2*qh - 1] => F16 [C, kh, qh] (sam)
+    GGML_API struct ggml_tensor * ggml_get_rel_pos(struct ggml_context * ctx, struct ggml_tensor * a, int qh, int kh);
+    // a [W*W, W*H, B] += decomposed relative positions pw, ph [W, W, H, B] (sam)
+    GGML_API struct ggml_tensor * ggml_add_rel_pos        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph);
+    GGML_API struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph);
 
     // custom operators (run on the CPU; ith/nth split the work between threads)
     typedef void (*ggml_custom1_op_t)(struct ggml_tensor * dst , const struct ggml_tensor * a, int ith, int nth, void * userdata);
@@ -941,6 +1039,8 @@ extern "C" {
 
     // print the nodes and leafs of the graph (log level INFO)
     GGML_API void ggml_graph_print(const struct ggml_cgraph * cgraph);
+    // write the graph gb as a Graphviz dot file (cgraph: an optional forward graph, NULL if none)
+    GGML_API void ggml_graph_dump_dot(const struct ggml_cgraph * gb, const struct ggml_cgraph * cgraph, const char * filename);
 
     //
     // thread pools (the pool itself lives in the CPU backend, see ggml-cpu.h)

@@ -78,6 +78,10 @@ void ggml_cpu_forward_reduce   (const struct ggml_compute_params * params, struc
 void ggml_cpu_forward_sort     (const struct ggml_compute_params * params, struct ggml_tensor * dst); // ARGSORT, TOP_K
 void ggml_cpu_forward_layout   (const struct ggml_compute_params * params, struct ggml_tensor * dst); // REPEAT, CONCAT, PAD, ARANGE, TRI
 void ggml_cpu_forward_custom   (const struct ggml_compute_params * params, struct ggml_tensor * dst); // MAP_CUSTOM1..3, CUSTOM
+void ggml_cpu_forward_conv     (const struct ggml_compute_params * params, struct ggml_tensor * dst); // IM2COL*, CONV_*, ops-conv.c
+void ggml_cpu_forward_image    (const struct ggml_compute_params * params, struct ggml_tensor * dst); // POOL_*, UPSCALE, PAD_REFLECT_1D, TIMESTEP_EMBEDDING, WIN_*, *_REL_POS, ops-image.c
+// per-thread patch buffers of the direct CONV_2D / CONV_3D (0 for other ops)
+size_t ggml_cpu_conv_work_size(const struct ggml_tensor * node, int n_threads);
 
 // ---- small shared helpers ----
 

@@ -184,6 +184,24 @@ static void compute_forward(const struct ggml_compute_params * params, struct gg
         case GGML_OP_MAP_CUSTOM2:
         case GGML_OP_MAP_CUSTOM3:
         case GGML_OP_CUSTOM:         ggml_cpu_forward_custom(params, node); break;
+        case GGML_OP_IM2COL:
+        case GGML_OP_IM2COL_BACK:
+        case GGML_OP_IM2COL_3D:
+        case GGML_OP_CONV_2D:
+        case GGML_OP_CONV_3D:
+        case GGML_OP_CONV_2D_DW:
+        case GGML_OP_CONV_TRANSPOSE_1D:
+        case GGML_OP_CONV_TRANSPOSE_2D:  ggml_cpu_forward_conv(params, node); break;
+        case GGML_OP_POOL_1D:
+        case GGML_OP_POOL_2D:
+        case GGML_OP_POOL_2D_BACK:
+        case GGML_OP_UPSCALE:
+        case GGML_OP_PAD_REFLECT_1D:
+        case GGML_OP_TIMESTEP_EMBEDDING:
+        case GGML_OP_WIN_PART:
+        case GGML_OP_WIN_UNPART:
+        case GGML_OP_GET_REL_POS:
+        case GGML_OP_ADD_REL_POS:        ggml_cpu_forward_image(params, node); break;
         default:
             // ggml_graph_compute rejects unsupported nodes before starting
             break;
@@ -721,6 +739,42 @@ bool ggml_cpu_supports_op(const struct ggml_tensor * op) {
         case GGML_OP_MAP_CUSTOM3:
         case GGML_OP_CUSTOM:
             return true;
+        case GGML_OP_IM2COL:
+        case GGML_OP_IM2COL_3D:
+            return (s1->type == GGML_TYPE_F32 || s1->type == GGML_TYPE_F16) &&
+                   (op->type == GGML_TYPE_F32 || op->type == GGML_TYPE_F16);
+        case GGML_OP_IM2COL_BACK:
+            return s0->type == GGML_TYPE_F32 && ggml_is_contiguous(s0) && op->type == GGML_TYPE_F32;
+        case GGML_OP_CONV_2D:
+        case GGML_OP_CONV_3D:
+            // the kernel rows are dotted in place: contiguous, F32 or F16
+            return (s0->type == GGML_TYPE_F32 || s0->type == GGML_TYPE_F16) && ggml_is_contiguous(s0) &&
+                   s1->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32;
+        case GGML_OP_CONV_2D_DW: // written through the result's strides (channels-innermost results too)
+            return (s0->type == GGML_TYPE_F32 || s0->type == GGML_TYPE_F16) && s1->type == GGML_TYPE_F32 &&
+                   op->type == GGML_TYPE_F32;
+        case GGML_OP_CONV_TRANSPOSE_1D:
+        case GGML_OP_CONV_TRANSPOSE_2D:
+            return (s0->type == GGML_TYPE_F32 || s0->type == GGML_TYPE_F16) && s1->type == GGML_TYPE_F32 &&
+                   op->type == GGML_TYPE_F32 && ggml_is_contiguous(op);
+        case GGML_OP_POOL_1D:
+        case GGML_OP_POOL_2D:
+            return (s0->type == GGML_TYPE_F32 || s0->type == GGML_TYPE_F16) && op->op_params[0] >= 0 &&
+                   op->op_params[0] < GGML_OP_POOL_COUNT;
+        case GGML_OP_POOL_2D_BACK:
+            return s0->type == GGML_TYPE_F32 && s1->type == GGML_TYPE_F32 && op->op_params[0] >= 0 &&
+                   op->op_params[0] < GGML_OP_POOL_COUNT;
+        case GGML_OP_UPSCALE:
+            return s0->type == GGML_TYPE_F32 && (op->op_params[0] & 0xFF) < GGML_SCALE_MODE_COUNT;
+        case GGML_OP_PAD_REFLECT_1D:
+        case GGML_OP_TIMESTEP_EMBEDDING:
+        case GGML_OP_WIN_PART:
+        case GGML_OP_WIN_UNPART:
+            return s0->type == GGML_TYPE_F32;
+        case GGML_OP_GET_REL_POS:
+            return s0->type == GGML_TYPE_F16;
+        case GGML_OP_ADD_REL_POS:
+            return s0->type == GGML_TYPE_F32 && ggml_is_contiguous(s0) && ggml_is_contiguous(op);
         default:
             return false;
     }
@@ -770,6 +824,9 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
         case GGML_OP_SOFT_MAX:
         case GGML_OP_ROPE:
             return nth * pad_cl(sizeof(float) * (size_t) s0->ne[0] * 2);
+        case GGML_OP_CONV_2D:
+        case GGML_OP_CONV_3D:
+            return ggml_cpu_conv_work_size(node, n_threads);
         case GGML_OP_TOP_K:
         case GGML_OP_ARGSORT:
             // per thread: indices and keys, twice (the radix sort's ping-pong buffers), see ops-misc.c
