@@ -57,10 +57,11 @@
 #define GGML_EXIT_SUCCESS 0
 #define GGML_EXIT_ABORTED 1
 
+#define GGML_ROPE_TYPE_NORMAL 0
 #define GGML_ROPE_TYPE_NEOX   2
 #define GGML_ROPE_TYPE_MROPE  8
-#define GGML_ROPE_TYPE_IMROPE 40
 #define GGML_ROPE_TYPE_VISION 24
+#define GGML_ROPE_TYPE_IMROPE 40 // binary: 101000
 
 #define GGML_MROPE_SECTIONS   4
 
@@ -636,6 +637,11 @@ extern "C" {
     // b is a scalar
     GGML_API struct ggml_tensor * ggml_add1        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
     GGML_API struct ggml_tensor * ggml_add1_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // dst = a; view(dst, nb1, nb2, nb3, offset) += b (F32); return a new tensor or view(a)
+    GGML_API struct ggml_tensor * ggml_acc        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                   size_t nb1, size_t nb2, size_t nb3, size_t offset);
+    GGML_API struct ggml_tensor * ggml_acc_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                   size_t nb1, size_t nb2, size_t nb3, size_t offset);
     GGML_API struct ggml_tensor * ggml_sub        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
     GGML_API struct ggml_tensor * ggml_sub_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
     GGML_API struct ggml_tensor * ggml_mul        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
@@ -671,6 +677,8 @@ extern "C" {
     GGML_API struct ggml_tensor * ggml_repeat   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
     GGML_API struct ggml_tensor * ggml_repeat_4d(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+    // sums repetitions in a into shape of b
+    GGML_API struct ggml_tensor * ggml_repeat_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
     // concat a and b along dim
     GGML_API struct ggml_tensor * ggml_concat   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int dim);
 
@@ -701,6 +709,8 @@ extern "C" {
     GGML_API struct ggml_tensor * ggml_gelu_quick_inplace (struct ggml_context * ctx, struct ggml_tensor * a);
     GGML_API struct ggml_tensor * ggml_silu               (struct ggml_context * ctx, struct ggml_tensor * a);
     GGML_API struct ggml_tensor * ggml_silu_inplace       (struct ggml_context * ctx, struct ggml_tensor * a);
+    // a - dy, b - x (the order llama.cpp's backward pass and CPU kernel use)
+    GGML_API struct ggml_tensor * ggml_silu_back          (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
     GGML_API struct ggml_tensor * ggml_hardswish          (struct ggml_context * ctx, struct ggml_tensor * a);
     GGML_API struct ggml_tensor * ggml_hardsigmoid        (struct ggml_context * ctx, struct ggml_tensor * a);
     GGML_API struct ggml_tensor * ggml_exp                (struct ggml_context * ctx, struct ggml_tensor * a);
@@ -740,8 +750,13 @@ extern "C" {
     GGML_API struct ggml_tensor * ggml_norm_inplace    (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
     GGML_API struct ggml_tensor * ggml_rms_norm        (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
     GGML_API struct ggml_tensor * ggml_rms_norm_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+    // group normalize along ne0*ne1*n_groups (channels ne2 split into n_groups)
+    GGML_API struct ggml_tensor * ggml_group_norm        (struct ggml_context * ctx, struct ggml_tensor * a, int n_groups, float eps);
+    GGML_API struct ggml_tensor * ggml_group_norm_inplace(struct ggml_context * ctx, struct ggml_tensor * a, int n_groups, float eps);
     GGML_API struct ggml_tensor * ggml_l2_norm         (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
     GGML_API struct ggml_tensor * ggml_l2_norm_inplace (struct ggml_context * ctx, struct ggml_tensor * a, float eps);
+    // a - dz, b - x (the order llama.cpp's backward pass and CPU kernel use)
+    GGML_API struct ggml_tensor * ggml_rms_norm_back   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, float eps);
 
     // A: k columns, n rows => [ne03, ne02, n, k]
     // B: k columns, m rows  (i.e. we transpose it internally) => [ne03 * x, ne02 * y, m, k]
@@ -752,12 +767,24 @@ extern "C" {
     // as  [ne00, ne01, n_as], b [ne00, ne11 (1 or n_used), n_tokens], ids I32 [n_used, n_tokens]
     // result [ne01, n_used, n_tokens]: result[:, k, t] = as[ids[k, t]] · b[:, k % ne11, t]
     GGML_API struct ggml_tensor * ggml_mul_mat_id(struct ggml_context * ctx, struct ggml_tensor * as, struct ggml_tensor * b, struct ggml_tensor * ids);
+    // A: m columns, n rows; B: p columns, n rows; result (F32) is m columns, p rows
+    GGML_API struct ggml_tensor * ggml_out_prod(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
 
     GGML_API struct ggml_tensor * ggml_scale             (struct ggml_context * ctx, struct ggml_tensor * a, float s);
     GGML_API struct ggml_tensor * ggml_scale_inplace     (struct ggml_context * ctx, struct ggml_tensor * a, float s);
     // x = s * a + b
     GGML_API struct ggml_tensor * ggml_scale_bias        (struct ggml_context * ctx, struct ggml_tensor * a, float s, float b);
     GGML_API struct ggml_tensor * ggml_scale_bias_inplace(struct ggml_context * ctx, struct ggml_tensor * a, float s, float b);
+
+    // b -> view(a, nb1, nb2, nb3, offset) (offset in bytes); return modified a (a new tensor, or view(a) when inplace)
+    GGML_API struct ggml_tensor * ggml_set           (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                      size_t nb1, size_t nb2, size_t nb3, size_t offset);
+    GGML_API struct ggml_tensor * ggml_set_inplace   (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                      size_t nb1, size_t nb2, size_t nb3, size_t offset);
+    GGML_API struct ggml_tensor * ggml_set_1d        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t offset);
+    GGML_API struct ggml_tensor * ggml_set_1d_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t offset);
+    GGML_API struct ggml_tensor * ggml_set_2d        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t nb1, size_t offset);
+    GGML_API struct ggml_tensor * ggml_set_2d_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, size_t nb1, size_t offset);
 
     // a -> b, return view(b)
     GGML_API struct ggml_tensor * ggml_cpy (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
@@ -795,12 +822,17 @@ extern "C" {
     // b I32 [n_rows, ne2, ne3, 1]
     // return [n_embd, n_rows, ne2, ne3] (F32, or I32 when a is I32)
     GGML_API struct ggml_tensor * ggml_get_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // a: gradients of the get_rows result, b: row indices, c: the get_rows data (only its shape is used)
+    GGML_API struct ggml_tensor * ggml_get_rows_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
 
     // a TD  [n_embd, ne1,    ne2,    ne3]
     // b TS  [n_embd, n_rows, ne02,   ne03] | ne02 == ne2, ne03 == ne3
     // c I64 or I32 [n_rows, ne11, ne12, 1] | c[i] in [0, ne1)
     // broadcast: ne2 % ne11 == 0, ne3 % ne12 == 0. Return view(a).
     GGML_API struct ggml_tensor * ggml_set_rows(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c);
+
+    // a [n, 1, ne2, ne3] -> diagonal matrices [n, n, ne2, ne3]
+    GGML_API struct ggml_tensor * ggml_diag(struct ggml_context * ctx, struct ggml_tensor * a);
 
     // set elements above the diagonal (shifted by n_past) to -INF / 0
     GGML_API struct ggml_tensor * ggml_diag_mask_inf         (struct ggml_context * ctx, struct ggml_tensor * a, int n_past);
@@ -818,6 +850,11 @@ extern "C" {
                                                     float scale, float max_bias);
     // sinks: F32 [ne02], one extra logit per head that takes part in the normalization only
     GGML_API void ggml_soft_max_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
+    // a - dy, b - the soft_max output y
+    GGML_API struct ggml_tensor * ggml_soft_max_ext_back        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                                 float scale, float max_bias);
+    GGML_API struct ggml_tensor * ggml_soft_max_ext_back_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                                 float scale, float max_bias);
 
     // rotary position embedding; b is an I32 vector of a->ne[2] positions;
     // mode 0 rotates adjacent pairs, GGML_ROPE_TYPE_NEOX rotates (x[i], x[i + n_dims/2])
@@ -827,11 +864,36 @@ extern "C" {
     GGML_API struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                                 int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                                 float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    // multi-section rope (mode GGML_ROPE_TYPE_MROPE / IMROPE / VISION): b holds 4 positions per token
+    // (b->ne[0] == 4 * a->ne[2]: all t positions, then all h, w and e positions); sections split the pairs
+    GGML_API struct ggml_tensor * ggml_rope_multi(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig,
+                                                float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                                                float beta_fast, float beta_slow);
     GGML_API struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                                 int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                                 float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    GGML_API struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig,
+                                                float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                                                float beta_fast, float beta_slow);
+    GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                                float ext_factor, float attn_factor, float beta_fast, float beta_slow),
+        "use ggml_rope_ext instead");
+    GGML_DEPRECATED(GGML_API struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                                float ext_factor, float attn_factor, float beta_fast, float beta_slow),
+        "use ggml_rope_ext_inplace instead");
     // compute correction dims for YaRN RoPE scaling
     GGML_API void ggml_rope_yarn_corr_dims(int n_dims, int n_ctx_orig, float freq_base, float beta_fast, float beta_slow, float dims[2]);
+    // rotary position embedding backward, i.e. compute dx from dy (a - dy): the rotation by the opposite angle
+    GGML_API struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                                float ext_factor, float attn_factor, float beta_fast, float beta_slow);
+    GGML_API struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                                int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                                float ext_factor, float attn_factor, float beta_fast, float beta_slow);
 
     // clamp; in-place, returns view(a)
     GGML_API struct ggml_tensor * ggml_clamp(struct ggml_context * ctx, struct ggml_tensor * a, float min, float max);
@@ -972,6 +1034,23 @@ extern "C" {
     // a [W*W, W*H, B] += decomposed relative positions pw, ph [W, W, H, B] (sam)
     GGML_API struct ggml_tensor * ggml_add_rel_pos        (struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph);
     GGML_API struct ggml_tensor * ggml_add_rel_pos_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * pw, struct ggml_tensor * ph);
+    // Mamba: sx [d_conv - 1 + n_t, d_inner, n_s], c [d_conv, d_inner] -> [d_inner, n_t, n_s]
+    GGML_API struct ggml_tensor * ggml_ssm_conv(struct ggml_context * ctx, struct ggml_tensor * sx, struct ggml_tensor * c);
+    // Mamba-1/2 selective scan; the result is y followed by the final states (1-d F32)
+    GGML_API struct ggml_tensor * ggml_ssm_scan(struct ggml_context * ctx, struct ggml_tensor * s, struct ggml_tensor * x,
+                                                struct ggml_tensor * dt, struct ggml_tensor * A, struct ggml_tensor * B,
+                                                struct ggml_tensor * C, struct ggml_tensor * ids);
+
+    // RWKV / gated linear attention: [S * H, n_tokens + S * n_seqs] = per-token outputs, then the new states
+    GGML_API struct ggml_tensor * ggml_rwkv_wkv6(struct ggml_context * ctx, struct ggml_tensor * k, struct ggml_tensor * v,
+                                                 struct ggml_tensor * r, struct ggml_tensor * tf, struct ggml_tensor * td,
+                                                 struct ggml_tensor * state);
+    GGML_API struct ggml_tensor * ggml_gated_linear_attn(struct ggml_context * ctx, struct ggml_tensor * k, struct ggml_tensor * v,
+                                                 struct ggml_tensor * q, struct ggml_tensor * g, struct ggml_tensor * state,
+                                                 float scale);
+    GGML_API struct ggml_tensor * ggml_rwkv_wkv7(struct ggml_context * ctx, struct ggml_tensor * r, struct ggml_tensor * w,
+                                                 struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * a,
+                                                 struct ggml_tensor * b, struct ggml_tensor * state);
 
     // custom operators (run on the CPU; ith/nth split the work between threads)
     typedef void (*ggml_custom1_op_t)(struct ggml_tensor * dst , const struct ggml_tensor * a, int ith, int nth, void * userdata);

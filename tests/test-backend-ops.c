@@ -1507,8 +1507,9 @@ static void test_graph_api(void) {
 
     // unsupported node: compute fails cleanly
     struct ggml_tensor * x = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 8, 2, 3);
-    struct ggml_tensor * pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
-    memset(pos->data, 0, 12);
+    // multi-section rope without sections (ggml_rope_ext passes none): 4 positions per token, refused by the CPU
+    struct ggml_tensor * pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 12);
+    memset(pos->data, 0, 48);
     fill(x, -1, 1);
     struct ggml_tensor * mr = ggml_rope_ext(ctx, x, pos, NULL, 8, GGML_ROPE_TYPE_MROPE, 0, 10000, 1, 0, 1, 0, 0);
     struct ggml_cgraph * g5 = ggml_new_graph(ctx);

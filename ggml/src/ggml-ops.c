@@ -858,14 +858,17 @@ void ggml_soft_max_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks)
 
 // ---- rope ------------------------------------------------------------------------------------------------
 
+// sections: the multi-section (MROPE) split of the rotated pairs, NULL for zeros; op_params[11..14]
 static struct ggml_tensor * rope_impl(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
-                                      struct ggml_tensor * c, int n_dims, int mode, int n_ctx_orig, float freq_base,
-                                      float freq_scale, float ext_factor, float attn_factor, float beta_fast,
-                                      float beta_slow, bool inplace) {
+                                      struct ggml_tensor * c, int n_dims, const int * sections, int mode, int n_ctx_orig,
+                                      float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                                      float beta_fast, float beta_slow, bool inplace) {
     GGML_ASSERT((mode & 1) == 0 && "mode & 1 == 1 is no longer supported");
     GGML_ASSERT(ggml_is_vector(b));
     GGML_ASSERT(b->type == GGML_TYPE_I32);
-    GGML_ASSERT(a->ne[2] == b->ne[0]);
+    const bool mrope_used = (mode & GGML_ROPE_TYPE_MROPE) != 0;
+    // multi-section rope takes 4 position ids per token (t, h, w, e), stored one block of ne[2] after another
+    GGML_ASSERT(mrope_used ? a->ne[2] * 4 == b->ne[0] : a->ne[2] == b->ne[0]);
     GGML_ASSERT(n_dims > 0 && n_dims <= a->ne[0] && n_dims % 2 == 0);
     if (c) {
         GGML_ASSERT(c->type == GGML_TYPE_F32);
@@ -874,6 +877,9 @@ static struct ggml_tensor * rope_impl(struct ggml_context * ctx, struct ggml_ten
     struct ggml_tensor * r = new_like(ctx, a, inplace);
     RETURN_IF_NULL(r);
     int32_t params[15] = { 0, n_dims, mode, 0, n_ctx_orig };
+    if (mrope_used && sections) {
+        memcpy(params + 11, sections, sizeof(int32_t) * GGML_MROPE_SECTIONS);
+    }
     memcpy(params + 5,  &freq_base,   sizeof(float));
     memcpy(params + 6,  &freq_scale,  sizeof(float));
     memcpy(params + 7,  &ext_factor,  sizeof(float));
@@ -889,22 +895,67 @@ static struct ggml_tensor * rope_impl(struct ggml_context * ctx, struct ggml_ten
 }
 
 struct ggml_tensor * ggml_rope(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode) {
-    return rope_impl(ctx, a, b, NULL, n_dims, mode, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, false);
+    return rope_impl(ctx, a, b, NULL, n_dims, NULL, mode, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, false);
 }
 struct ggml_tensor * ggml_rope_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode) {
-    return rope_impl(ctx, a, b, NULL, n_dims, mode, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, true);
+    return rope_impl(ctx, a, b, NULL, n_dims, NULL, mode, 0, 10000.0f, 1.0f, 0.0f, 1.0f, 0.0f, 0.0f, true);
 }
 struct ggml_tensor * ggml_rope_ext(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                    int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                    float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    return rope_impl(ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+    return rope_impl(ctx, a, b, c, n_dims, NULL, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
                      beta_fast, beta_slow, false);
 }
 struct ggml_tensor * ggml_rope_ext_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
                                            int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
                                            float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
-    return rope_impl(ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+    return rope_impl(ctx, a, b, c, n_dims, NULL, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
                      beta_fast, beta_slow, true);
+}
+struct ggml_tensor * ggml_rope_multi(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                     int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
+                                     float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+                     beta_fast, beta_slow, false);
+}
+struct ggml_tensor * ggml_rope_multi_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                             int n_dims, int sections[GGML_MROPE_SECTIONS], int mode, int n_ctx_orig, float freq_base,
+                                             float freq_scale, float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+                     beta_fast, beta_slow, true);
+}
+// deprecated aliases of ggml_rope_ext(_inplace) without freq factors
+struct ggml_tensor * ggml_rope_custom(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode,
+                                      int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                                      float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, NULL, n_dims, NULL, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+                     beta_fast, beta_slow, false);
+}
+struct ggml_tensor * ggml_rope_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, int n_dims, int mode,
+                                              int n_ctx_orig, float freq_base, float freq_scale, float ext_factor, float attn_factor,
+                                              float beta_fast, float beta_slow) {
+    return rope_impl(ctx, a, b, NULL, n_dims, NULL, mode, n_ctx_orig, freq_base, freq_scale, ext_factor, attn_factor,
+                     beta_fast, beta_slow, true);
+}
+
+// rope backward: the same rotation by the opposite angle (dx from dy), computed by the ROPE kernel
+struct ggml_tensor * ggml_rope_ext_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                        int n_dims, int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                        float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    struct ggml_tensor * r = ggml_rope_ext(ctx, a, b, c, n_dims, mode, n_ctx_orig, freq_base, freq_scale, ext_factor,
+                                           attn_factor, beta_fast, beta_slow);
+    RETURN_IF_NULL(r);
+    r->op = GGML_OP_ROPE_BACK;
+    return r;
+}
+struct ggml_tensor * ggml_rope_multi_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b, struct ggml_tensor * c,
+                                          int n_dims, int sections[4], int mode, int n_ctx_orig, float freq_base, float freq_scale,
+                                          float ext_factor, float attn_factor, float beta_fast, float beta_slow) {
+    struct ggml_tensor * r = ggml_rope_multi(ctx, a, b, c, n_dims, sections, mode, n_ctx_orig, freq_base, freq_scale,
+                                             ext_factor, attn_factor, beta_fast, beta_slow);
+    RETURN_IF_NULL(r);
+    r->op = GGML_OP_ROPE_BACK;
+    return r;
 }
 
 // the dimension index at which a rotation completes n_rot turns over the original context

@@ -82,6 +82,16 @@ void ggml_cpu_forward_conv     (const struct ggml_compute_params * params, struc
 void ggml_cpu_forward_image    (const struct ggml_compute_params * params, struct ggml_tensor * dst); // POOL_*, UPSCALE, PAD_REFLECT_1D, TIMESTEP_EMBEDDING, WIN_*, *_REL_POS, ops-image.c
 // per-thread patch buffers of the direct CONV_2D / CONV_3D (0 for other ops)
 size_t ggml_cpu_conv_work_size(const struct ggml_tensor * node, int n_threads);
+void ggml_cpu_forward_acc_set   (const struct ggml_compute_params * params, struct ggml_tensor * dst); // ACC, SET
+void ggml_cpu_forward_diag      (const struct ggml_compute_params * params, struct ggml_tensor * dst);
+void ggml_cpu_forward_out_prod  (const struct ggml_compute_params * params, struct ggml_tensor * dst);
+void ggml_cpu_forward_group_norm(const struct ggml_compute_params * params, struct ggml_tensor * dst);
+// REPEAT_BACK, SILU_BACK, RMS_NORM_BACK, GET_ROWS_BACK, SOFT_MAX_BACK
+void ggml_cpu_forward_back      (const struct ggml_compute_params * params, struct ggml_tensor * dst);
+// SSM_CONV, SSM_SCAN, RWKV_WKV6, GATED_LINEAR_ATTN, RWKV_WKV7
+void ggml_cpu_forward_recurrent (const struct ggml_compute_params * params, struct ggml_tensor * dst);
+// ACC / SET: whether the view the op writes lies inside its result (ops-edit.c)
+bool ggml_cpu_acc_set_view_fits(const struct ggml_tensor * op);
 
 // ---- small shared helpers ----
 

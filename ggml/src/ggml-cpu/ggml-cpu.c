@@ -157,7 +157,8 @@ static void compute_forward(const struct ggml_compute_params * params, struct gg
         case GGML_OP_NORM:
         case GGML_OP_RMS_NORM:
         case GGML_OP_L2_NORM:        ggml_cpu_forward_norm(params, node); break;
-        case GGML_OP_ROPE:           ggml_cpu_forward_rope(params, node); break;
+        case GGML_OP_ROPE:
+        case GGML_OP_ROPE_BACK:      ggml_cpu_forward_rope(params, node); break;
         case GGML_OP_SOFT_MAX:       ggml_cpu_forward_soft_max(params, node); break;
         case GGML_OP_DIAG_MASK_INF:
         case GGML_OP_DIAG_MASK_ZERO: ggml_cpu_forward_diag_mask(params, node); break;
@@ -202,6 +203,21 @@ static void compute_forward(const struct ggml_compute_params * params, struct gg
         case GGML_OP_WIN_UNPART:
         case GGML_OP_GET_REL_POS:
         case GGML_OP_ADD_REL_POS:        ggml_cpu_forward_image(params, node); break;
+        case GGML_OP_ACC:
+        case GGML_OP_SET:            ggml_cpu_forward_acc_set(params, node); break;
+        case GGML_OP_DIAG:           ggml_cpu_forward_diag(params, node); break;
+        case GGML_OP_OUT_PROD:       ggml_cpu_forward_out_prod(params, node); break;
+        case GGML_OP_GROUP_NORM:     ggml_cpu_forward_group_norm(params, node); break;
+        case GGML_OP_REPEAT_BACK:
+        case GGML_OP_SILU_BACK:
+        case GGML_OP_RMS_NORM_BACK:
+        case GGML_OP_GET_ROWS_BACK:
+        case GGML_OP_SOFT_MAX_BACK:  ggml_cpu_forward_back(params, node); break;
+        case GGML_OP_SSM_CONV:
+        case GGML_OP_SSM_SCAN:
+        case GGML_OP_RWKV_WKV6:
+        case GGML_OP_GATED_LINEAR_ATTN:
+        case GGML_OP_RWKV_WKV7:      ggml_cpu_forward_recurrent(params, node); break;
         default:
             // ggml_graph_compute rejects unsupported nodes before starting
             break;
@@ -633,6 +649,27 @@ static bool mul_mat_supported(enum ggml_type t0, enum ggml_type t1) {
     return k->vec_dot_type == GGML_TYPE_F32 || ggml_cpu_get_kernels(k->vec_dot_type)->from_float != NULL;
 }
 
+// multi-section rope: the modes llama.cpp's CPU backend knows, some section used, VISION rotating all of a row
+static bool rope_sections_supported(const struct ggml_tensor * op) {
+    const int mode   = op->op_params[2];
+    const int n_dims = op->op_params[1];
+    const int32_t * sections = op->op_params + 11;
+    if (mode != GGML_ROPE_TYPE_MROPE && mode != GGML_ROPE_TYPE_IMROPE && mode != GGML_ROPE_TYPE_VISION) {
+        return false;
+    }
+    int sum = 0;
+    for (int i = 0; i < GGML_MROPE_SECTIONS; i++) {
+        if (sections[i] < 0) {
+            return false;
+        }
+        sum += sections[i];
+    }
+    if (sections[0] + sections[1] + sections[2] <= 0 || sum > op->ne[0]) {
+        return false;
+    }
+    return mode != GGML_ROPE_TYPE_VISION || 2 * (int64_t) n_dims == op->ne[0];
+}
+
 bool ggml_cpu_supports_op(const struct ggml_tensor * op) {
     const struct ggml_tensor * s0 = op->src[0];
     const struct ggml_tensor * s1 = op->src[1];
@@ -687,10 +724,11 @@ bool ggml_cpu_supports_op(const struct ggml_tensor * op) {
         case GGML_OP_RMS_NORM:
         case GGML_OP_L2_NORM:
             return s0->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32;
-        case GGML_OP_ROPE: {
+        case GGML_OP_ROPE:
+        case GGML_OP_ROPE_BACK: {
             const int mode = op->op_params[2];
-            if (mode & GGML_ROPE_TYPE_MROPE) {
-                return false; // multi-section rope (vision models) is not implemented
+            if ((mode & GGML_ROPE_TYPE_MROPE) && !rope_sections_supported(op)) {
+                return false;
             }
             return (s0->type == GGML_TYPE_F32 || s0->type == GGML_TYPE_F16) && s0->type == op->type;
         }
@@ -775,6 +813,55 @@ bool ggml_cpu_supports_op(const struct ggml_tensor * op) {
             return s0->type == GGML_TYPE_F16;
         case GGML_OP_ADD_REL_POS:
             return s0->type == GGML_TYPE_F32 && ggml_is_contiguous(s0) && ggml_is_contiguous(op);
+        case GGML_OP_ACC:
+            return s0->type == GGML_TYPE_F32 && s1->type == GGML_TYPE_F32 && ggml_is_contiguous(op) &&
+                   ggml_cpu_acc_set_view_fits(op);
+        case GGML_OP_SET:
+            return !ggml_is_quantized(s0->type) && s1->type == s0->type && ggml_is_contiguous(op) &&
+                   ggml_cpu_acc_set_view_fits(op);
+        case GGML_OP_DIAG:
+            return s0->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32;
+        case GGML_OP_OUT_PROD:
+            // src0 rows are converted to floats: F32/F16/BF16 with any stride, quantized ones contiguous
+            return op->type == GGML_TYPE_F32 && is_float_type(s1->type) && can_to_float(s0->type) &&
+                   (!ggml_is_quantized(s0->type) || s0->nb[0] == ggml_type_size(s0->type));
+        case GGML_OP_GROUP_NORM:
+            return s0->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 && op->op_params[0] > 0;
+        case GGML_OP_REPEAT_BACK:
+            return s0->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32;
+        case GGML_OP_SILU_BACK:
+        case GGML_OP_RMS_NORM_BACK:
+            return s0->type == GGML_TYPE_F32 && s1->type == GGML_TYPE_F32 && op->type == GGML_TYPE_F32 &&
+                   ggml_are_same_shape(s0, s1);
+        case GGML_OP_GET_ROWS_BACK:
+            return (s0->type == GGML_TYPE_F32 || s0->type == GGML_TYPE_F16) && s1->type == GGML_TYPE_I32 &&
+                   s0->ne[1] == s1->ne[0];
+        case GGML_OP_SOFT_MAX_BACK:
+            // ALiBi (max_bias > 0) has no backward in ggml either
+            return s0->type == GGML_TYPE_F32 && s1->type == GGML_TYPE_F32 && ggml_are_same_shape(s0, s1) &&
+                   ggml_get_op_params_f32(op, 1) == 0.0f;
+        case GGML_OP_SSM_CONV:
+            return s0->type == GGML_TYPE_F32 && s1->type == GGML_TYPE_F32;
+        case GGML_OP_SSM_SCAN:
+            for (int i = 0; i < 6; i++) {
+                if (op->src[i]->type != GGML_TYPE_F32) {
+                    return false;
+                }
+            }
+            return op->src[4]->ne[1] > 0 && op->src[1]->ne[1] % op->src[4]->ne[1] == 0;
+        case GGML_OP_RWKV_WKV6:
+        case GGML_OP_GATED_LINEAR_ATTN:
+        case GGML_OP_RWKV_WKV7: {
+            const int n_src = op->op == GGML_OP_RWKV_WKV6 ? 6 : op->op == GGML_OP_GATED_LINEAR_ATTN ? 5 : 7;
+            for (int i = 0; i < n_src; i++) {
+                if (op->src[i]->type != GGML_TYPE_F32) {
+                    return false;
+                }
+            }
+            // tokens are split evenly between the sequences
+            const int64_t n_seqs = op->src[n_src - 1]->ne[1];
+            return n_seqs > 0 && op->src[1]->ne[2] % n_seqs == 0;
+        }
         default:
             return false;
     }
@@ -823,10 +910,14 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
         }
         case GGML_OP_SOFT_MAX:
         case GGML_OP_ROPE:
+        case GGML_OP_ROPE_BACK:
             return nth * pad_cl(sizeof(float) * (size_t) s0->ne[0] * 2);
         case GGML_OP_CONV_2D:
         case GGML_OP_CONV_3D:
             return ggml_cpu_conv_work_size(node, n_threads);
+        case GGML_OP_OUT_PROD:
+            // one src0 row converted to floats per thread, see ops-edit.c
+            return nth * pad_cl(sizeof(float) * (size_t) s0->ne[0]);
         case GGML_OP_TOP_K:
         case GGML_OP_ARGSORT:
             // per thread: indices and keys, twice (the radix sort's ping-pong buffers), see ops-misc.c
