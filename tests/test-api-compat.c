@@ -1364,8 +1364,7 @@ static int api_compat_functions_ggml(void) {
     { struct ggml_threadpool_params (*f)(int) = ggml_threadpool_params_default; n += f != NULL; }
     { void (*f)(struct ggml_threadpool_params *, int) = ggml_threadpool_params_init; n += f != NULL; }
     { bool (*f)(const struct ggml_threadpool_params *, const struct ggml_threadpool_params *) = ggml_threadpool_params_match; n += f != NULL; }
-    // ops that other work adds; enable with -DAPI_COMPAT_PENDING_OPS once they exist
-#ifdef API_COMPAT_PENDING_OPS
+    // the ggml ops (conv/pool/image, tensor edits, rope variants, recurrent, backward forms)
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, size_t, size_t, size_t, size_t) = ggml_acc; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, size_t, size_t, size_t, size_t) = ggml_acc_inplace; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *) = ggml_repeat_back; n += f != NULL; }
@@ -1415,7 +1414,6 @@ static int api_compat_functions_ggml(void) {
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, int64_t, int64_t, int64_t, int64_t, uint32_t) = ggml_interpolate; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, int, int) = ggml_pad_reflect_1d; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, int, int) = ggml_timestep_embedding; n += f != NULL; }
-    { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, bool) = ggml_flash_attn_back; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *) = ggml_ssm_conv; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_ssm_scan; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, int) = ggml_win_part; n += f != NULL; }
@@ -1426,12 +1424,15 @@ static int api_compat_functions_ggml(void) {
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_rwkv_wkv6; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, float) = ggml_gated_linear_attn; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_rwkv_wkv7; n += f != NULL; }
+    { void (*f)(const struct ggml_cgraph *, const struct ggml_cgraph *, const char *) = ggml_graph_dump_dot; n += f != NULL; }
+    // training ops we do not have (backward graphs, losses, optimizer steps); enable with -DAPI_COMPAT_PENDING_OPS
+#ifdef API_COMPAT_PENDING_OPS
+    { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, bool) = ggml_flash_attn_back; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *) = ggml_cross_entropy_loss; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_cross_entropy_loss_back; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_opt_step_adamw; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_opt_step_sgd; n += f != NULL; }
     { void (*f)(struct ggml_context *, struct ggml_cgraph *, struct ggml_tensor **) = ggml_build_backward_expand; n += f != NULL; }
-    { void (*f)(const struct ggml_cgraph *, const struct ggml_cgraph *, const char *) = ggml_graph_dump_dot; n += f != NULL; }
 #endif
     return n;
 }
