@@ -336,7 +336,9 @@ void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, s
     const bool priv = mm_vec_private(src1, params->nth);
     size_t offs[GGML_CPU_MM_GROUP_MAX];
     const size_t slice = mm_vec_layout(dsts, n, offs);
-    char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE) + (priv ? (size_t) params->ith * slice : 0);
+    // no work buffer when no member needs its activations converted (slice 0): no pointer arithmetic on NULL
+    char * base = params->wdata == NULL ? NULL :
+        (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE) + (priv ? (size_t) params->ith * slice : 0);
     int64_t r0 = 0, r1 = nr;
     if (!priv) {
         ggml_cpu_split_rows(nr, params->ith, params->nth, &r0, &r1);
