@@ -101,3 +101,12 @@ if (TARGET llama-server AND Python3_FOUND)
                      --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
     set_tests_properties(test-server-args PROPERTIES LABELS server TIMEOUT 300)
 endif()
+
+# LoRA adapters: GET/POST /lora-adapters, the per-request "lora" field (completion and chat), --lora-init-without-apply,
+# slots with different adapter sets in separate decodes; the adapter GGUF is written by the test (Python struct)
+if (TARGET llama-server AND Python3_FOUND)
+    add_test(NAME test-server-lora
+             COMMAND ${Python3_EXECUTABLE} -B ${CMAKE_CURRENT_SOURCE_DIR}/server/test_server_lora.py
+                     --server $<TARGET_FILE:llama-server> --data ${LLAMA_TEST_DATA_DEFAULT})
+    set_tests_properties(test-server-lora PROPERTIES LABELS server TIMEOUT 300)
+endif()

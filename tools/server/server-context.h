@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -121,6 +122,10 @@ struct server_slot {
     int32_t n_draft_total;                 // drafted tokens of this request (timings.draft_n)
     int32_t n_draft_accepted;
     int64_t t_last_used;                   // ggml_time_us() when the slot was last released (LRU choice)
+
+    // LoRA (server-lora.c): the adapter scales of the request being served, which are also those its cached
+    // KV was computed with (sc->n_lora of them)
+    float * lora;
 };
 
 // counters in llama.cpp's /metrics; the *_bucket values restart on each /metrics read
@@ -137,6 +142,14 @@ struct server_metrics {
     uint64_t n_decode_total;
     uint64_t n_busy_slots_total;
     uint64_t n_tokens_max;
+};
+
+// one --lora / --lora-scaled adapter, loaded at start-up (server-lora.c)
+struct server_lora {
+    struct llama_adapter_lora * ptr;  // owned by the model
+    const char * path;                // the command line's (params.lora_adapters)
+    char * task_name;                 // adapter.lora.task_name, "" when absent
+    char * prompt_prefix;             // adapter.lora.prompt_prefix, "" when absent
 };
 
 struct server_context {
@@ -164,6 +177,16 @@ struct server_context {
     int n_batch;
     struct server_task * deferred_head, * deferred_tail; // waiting for a free slot
     struct server_metrics metrics;
+    float * lora_applied;      // the scales set on ctx now (valid once lora_applied_valid)
+    bool    lora_applied_valid;
+    int     lora_rr;           // the slot a step's adapter set is taken from first (turns round)
+
+    // LoRA adapters: the list is fixed after load; the global scales (POST /lora-adapters) under lora_mtx
+    struct server_lora * lora;
+    int     n_lora;
+    float * lora_scale;
+    pthread_mutex_t lora_mtx;
+    bool    lora_mtx_init;
 
     atomic_bool shutting_down;
 };
@@ -243,6 +266,9 @@ void server_handle_infill(const struct server_http_req * req, struct server_http
 void server_handle_rerank(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_embedding(const struct server_http_req * req, struct server_http_res * res, void * ud);
 void server_handle_oai_embeddings(const struct server_http_req * req, struct server_http_res * res, void * ud);
+// GET / POST /lora-adapters (server-lora.c)
+void server_handle_lora_adapters(const struct server_http_req * req, struct server_http_res * res, void * ud);
+void server_handle_lora_adapters_set(const struct server_http_req * req, struct server_http_res * res, void * ud);
 // POST /slots/{id_slot}?action=save|restore|erase (server-slot-actions.c)
 void server_handle_slot_action(const struct server_http_req * req, struct server_http_res * res, void * ud);
 
@@ -368,6 +394,23 @@ void server_spec_accept(struct server_context * sc, struct server_slot * s);
 //
 // inference thread: other tasks
 //
+
+//
+// LoRA adapters (server-lora.c)
+//
+
+// loads the command line's adapters (scales: --lora-scaled, 0 with --lora-init-without-apply); false (logged)
+bool server_lora_load(struct server_context * sc);
+void server_lora_free(struct server_context * sc);
+// the global scales into out[0..n_lora)
+void server_lora_global(struct server_context * sc, float * out);
+// a request's "lora" field: false with err set unless absent or an array
+bool server_lora_check_field(const json_t * body, struct sj_err * err);
+// the request's adapter scales into out[0..n_lora) (no field / [] = the global ones); false with err set
+bool server_lora_from_request(struct server_context * sc, const json_t * body, float * out, struct sj_err * err);
+bool server_lora_same(const struct server_context * sc, const float * a, const float * b);
+// sets these scales on the context (no-op when already set); false (logged) on failure
+bool server_lora_apply(struct server_context * sc, const float * scales);
 
 void server_process_metrics_task(struct server_context * sc, struct server_task * t);
 void server_process_embedding_task(struct server_context * sc, struct server_task * t);

@@ -81,6 +81,18 @@ void server_process_embedding_task(struct server_context * sc, struct server_tas
                   ERROR_TYPE_INVALID_REQUEST);
         return;
     }
+    // the request's LoRA scales (or the global ones), as a completion's slot would run them
+    if (sc->n_lora > 0) {
+        float * set = malloc((size_t) sc->n_lora * sizeof(float));
+        const bool ok = set && server_lora_from_request(sc, t->data, set, &err) && server_lora_apply(sc, set);
+        free(set);
+        if (!ok) {
+            json_decref(inputs);
+            server_task_fail(t, err.msg[0] ? err.msg : "failed to set the LoRA adapters",
+                             err.msg[0] ? ERROR_TYPE_INVALID_REQUEST : ERROR_TYPE_SERVER);
+            return;
+        }
+    }
     const int n_embd = llama_model_n_embd(sc->model);
     json_t * data = json_array();
     int n_total = 0;

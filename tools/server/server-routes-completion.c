@@ -75,6 +75,9 @@ bool server_read_slot_params(const struct server_context * sc, const json_t * bo
         GET_I("max_completion_tokens", n_predict, -1, INT32_MAX);
     }
     GET_I("n_predict", n_predict, -1, INT32_MAX);
+    if (!server_lora_check_field(body, err)) {
+        return false;
+    }
     GET_I("n_keep", n_keep, -1, INT32_MAX);
     GET_I("n_discard", n_discard, 0, INT32_MAX);
     GET_I("top_k", top_k, INT32_MIN, INT32_MAX);

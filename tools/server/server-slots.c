@@ -250,6 +250,23 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
     s->t_prompt_ms = s->t_gen_ms = 0;
     s->t_start_prompt = server_now_us();
 
+    // the request's LoRA scales: a slot whose scales change cannot reuse KV computed with the old ones
+    if (sc->n_lora > 0) {
+        float * set = malloc((size_t) sc->n_lora * sizeof(float));
+        if (!set || !server_lora_from_request(sc, body, set, &err)) {
+            free(set);
+            // the slot holds the task now: answer it, then release the slot (which drops the task)
+            server_task_fail(t, err.msg[0] ? err.msg : "out of memory", ERROR_TYPE_INVALID_REQUEST);
+            server_slot_release(sc, s);
+            return false;
+        }
+        if (!server_lora_same(sc, s->lora, set)) {
+            memcpy(s->lora, set, (size_t) sc->n_lora * sizeof(float));
+            s->n_cache = 0;
+        }
+        free(set);
+    }
+
     // reuse the longest common prefix of what this sequence holds, then (--cache-reuse / n_cache_reuse) chunks
     // further on; at least one prompt token is evaluated so there are logits to sample from
     int lcp = 0;
@@ -514,11 +531,27 @@ void server_inference_step(struct server_context * sc) {
             slot_context_shift(sc, s);
         }
     }
+    // one decode runs one LoRA set: this step's is that of the first busy slot from a start that turns round
+    // (so slots with different sets take turns), and slots with another set sit this step out (llama.cpp
+    // batches only slots whose adapters are equal)
+    const float * lora_set = NULL;
+    if (sc->n_lora > 0) {
+        for (int k = 0; k < sc->n_slots && !lora_set; k++) {
+            const struct server_slot * s = &sc->slots[(sc->lora_rr + k) % sc->n_slots];
+            if (s->state == SLOT_STATE_GENERATING || s->state == SLOT_STATE_PROCESSING_PROMPT) {
+                lora_set = s->lora;
+            }
+        }
+        sc->lora_rr = (sc->lora_rr + 1) % sc->n_slots;
+    }
     for (int i = 0; i < sc->n_slots; i++) {
         struct server_slot * s = &sc->slots[i];
         s->i_batch = -1;
         s->n_draft = 0;
         if (s->state != SLOT_STATE_GENERATING || b->n_tokens >= sc->n_batch) {
+            continue;
+        }
+        if (lora_set && !server_lora_same(sc, s->lora, lora_set)) {
             continue;
         }
         // next_tok, plus a draft when the slot speculates
@@ -529,6 +562,9 @@ void server_inference_step(struct server_context * sc) {
     for (int i = 0; take_prompts && i < sc->n_slots && b->n_tokens < sc->n_batch; i++) {
         struct server_slot * s = &sc->slots[i];
         if (s->state != SLOT_STATE_PROCESSING_PROMPT) {
+            continue;
+        }
+        if (lora_set && !server_lora_same(sc, s->lora, lora_set)) {
             continue;
         }
         while (s->n_prompt_done < s->n_prompt && b->n_tokens < sc->n_batch) {
@@ -549,7 +585,7 @@ void server_inference_step(struct server_context * sc) {
         return;
     }
     const int64_t t0 = server_now_us();
-    const int32_t rc = llama_decode(sc->ctx, *b);
+    const int32_t rc = lora_set && !server_lora_apply(sc, lora_set) ? -1 : llama_decode(sc->ctx, *b);
     const int64_t t1 = server_now_us();
     sc->metrics.n_decode_total++;
     if ((uint64_t) b->n_tokens > sc->metrics.n_tokens_max) {

@@ -165,9 +165,18 @@ static bool load_model(struct server_context * sc) {
         SRV_ERR("%s: failed to create the llama_context\n", __func__);
         return false;
     }
-    // --lora / --lora-scaled / --control-vector*: every slot decodes with them
-    if (!common_adapters_apply(&sc->params, sc->model, sc->ctx)) {
-        SRV_ERR("%s: failed to apply the LoRA adapters / control vectors\n", __func__);
+    // --control-vector*: every slot decodes with them. The LoRA adapters are the server's own (server-lora.c):
+    // each slot may run its own scales, set on the context per decode
+    {
+        struct common_params cv_only = sc->params; // shallow: only read
+        cv_only.n_lora_adapters = 0;
+        if (!common_adapters_apply(&cv_only, sc->model, sc->ctx)) {
+            SRV_ERR("%s: failed to apply the control vectors\n", __func__);
+            return false;
+        }
+    }
+    if (!server_lora_load(sc)) {
+        SRV_ERR("%s: failed to load the LoRA adapters\n", __func__);
         return false;
     }
     sc->n_ctx      = (int) llama_n_ctx(sc->ctx);
@@ -212,6 +221,13 @@ static bool load_model(struct server_context * sc) {
         s->params.speculative_p_min = sc->params.speculative.draft.p_min;
         if (!server_spec_init_slot(sc, s)) {
             return false;
+        }
+        if (sc->n_lora > 0) {
+            s->lora = calloc((size_t) sc->n_lora, sizeof(float));
+            if (!s->lora) {
+                return false;
+            }
+            server_lora_global(sc, s->lora);
         }
     }
 
@@ -275,6 +291,8 @@ static bool register_routes(struct server_context * sc) {
     ok &= route(sc, "GET",  "/slots",          server_handle_slots,          sc, false, false);
     ok &= route(sc, "POST", "/slots/:id_slot", server_handle_slot_action,    sc, false, false);
     ok &= route(sc, "GET",  "/metrics",        server_handle_metrics,        sc, false, false);
+    ok &= route(sc, "GET",  "/lora-adapters",  server_handle_lora_adapters,     sc, false, false);
+    ok &= route(sc, "POST", "/lora-adapters",  server_handle_lora_adapters_set, sc, false, false);
     ok &= route(sc, "POST", "/tokenize",       server_handle_tokenize,       sc, false, false);
     ok &= route(sc, "POST", "/detokenize",     server_handle_detokenize,     sc, false, false);
     ok &= route(sc, "POST", "/apply-template", server_handle_apply_template, sc, false, false);
@@ -384,7 +402,9 @@ done:
         free(sc->slots[i].cache);
         free(sc->slots[i].grammar);
         server_spec_free_slot(&sc->slots[i]);
+        free(sc->slots[i].lora);
     }
+    server_lora_free(sc);
     if (sc->ctx) {
         llama_batch_free(sc->batch);
         llama_free(sc->ctx);
