@@ -1081,6 +1081,26 @@ extern "C" {
     GGML_API struct ggml_tensor * ggml_custom_inplace(struct ggml_context * ctx, struct ggml_tensor * a,
                                                  struct ggml_tensor ** args, int n_args, ggml_custom_op_t fun, int n_tasks, void * userdata);
 
+    // loss functions (F32)
+
+    // a: logits, b: labels (probabilities) of the same shape -> F32 [1]: the mean over the rows of
+    // -sum_i b_i * log_softmax(a)_i
+    GGML_API struct ggml_tensor * ggml_cross_entropy_loss(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b);
+    // gradient of cross_entropy_loss w.r.t. its logits: (softmax(b) - c) * a[0] / nrows. As llama.cpp's kernel uses
+    // it (its header comments say otherwise): a = the scalar gradient of the loss, b = logits, c = labels
+    GGML_API struct ggml_tensor * ggml_cross_entropy_loss_back(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * b,
+                                                               struct ggml_tensor * c);
+
+    // AdamW step, in place on the parameter a (flagged with ggml_set_param), returns view(a); m and v are the
+    // moments (updated in place too). adamw_params: F32 [7] = { alpha, beta1, beta2, eps, wd, beta1h, beta2h }
+    // with beta1h = 1/(1 - beta1^t), beta2h = 1/(1 - beta2^t) (bias corrections of step t)
+    GGML_API struct ggml_tensor * ggml_opt_step_adamw(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad,
+                                                      struct ggml_tensor * m, struct ggml_tensor * v, struct ggml_tensor * adamw_params);
+    // SGD step with decoupled weight decay, in place on the parameter a, returns view(a);
+    // sgd_params: F32 [2] = { alpha, wd }: a = a * (1 - alpha * wd) - alpha * grad
+    GGML_API struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_tensor * a, struct ggml_tensor * grad,
+                                                    struct ggml_tensor * sgd_params);
+
     // zero the data of a host tensor
     GGML_API struct ggml_tensor * ggml_set_zero(struct ggml_tensor * tensor);
 

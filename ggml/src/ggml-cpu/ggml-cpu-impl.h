@@ -90,6 +90,11 @@ void ggml_cpu_forward_group_norm(const struct ggml_compute_params * params, stru
 void ggml_cpu_forward_back      (const struct ggml_compute_params * params, struct ggml_tensor * dst);
 // SSM_CONV, SSM_SCAN, RWKV_WKV6, GATED_LINEAR_ATTN, RWKV_WKV7
 void ggml_cpu_forward_recurrent (const struct ggml_compute_params * params, struct ggml_tensor * dst);
+// CROSS_ENTROPY_LOSS, CROSS_ENTROPY_LOSS_BACK, OPT_STEP_ADAMW, OPT_STEP_SGD (ops-train.c); the loss needs
+// ggml_cpu_train_work_size() bytes of work buffer for its per-thread partial sums
+void ggml_cpu_forward_train     (const struct ggml_compute_params * params, struct ggml_tensor * dst);
+bool ggml_cpu_train_supported   (const struct ggml_tensor * op);
+static inline size_t ggml_cpu_train_work_size(int n_threads) { return (size_t) n_threads * GGML_CPU_CACHE_LINE; }
 // ACC / SET: whether the view the op writes lies inside its result (ops-edit.c)
 bool ggml_cpu_acc_set_view_fits(const struct ggml_tensor * op);
 

@@ -218,6 +218,10 @@ static void compute_forward(const struct ggml_compute_params * params, struct gg
         case GGML_OP_RWKV_WKV6:
         case GGML_OP_GATED_LINEAR_ATTN:
         case GGML_OP_RWKV_WKV7:      ggml_cpu_forward_recurrent(params, node); break;
+        case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
+        case GGML_OP_OPT_STEP_ADAMW:
+        case GGML_OP_OPT_STEP_SGD:   ggml_cpu_forward_train(params, node); break;
         default:
             // ggml_graph_compute rejects unsupported nodes before starting
             break;
@@ -862,6 +866,11 @@ bool ggml_cpu_supports_op(const struct ggml_tensor * op) {
             const int64_t n_seqs = op->src[n_src - 1]->ne[1];
             return n_seqs > 0 && op->src[1]->ne[2] % n_seqs == 0;
         }
+        case GGML_OP_CROSS_ENTROPY_LOSS:
+        case GGML_OP_CROSS_ENTROPY_LOSS_BACK:
+        case GGML_OP_OPT_STEP_ADAMW:
+        case GGML_OP_OPT_STEP_SGD:
+            return ggml_cpu_train_supported(op);
         default:
             return false;
     }
@@ -922,6 +931,8 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
         case GGML_OP_ARGSORT:
             // per thread: indices and keys, twice (the radix sort's ping-pong buffers), see ops-misc.c
             return nth * pad_cl(4 * sizeof(int32_t) * (size_t) s0->ne[0]);
+        case GGML_OP_CROSS_ENTROPY_LOSS:
+            return ggml_cpu_train_work_size(n_threads);
         default:
             return 0;
     }
