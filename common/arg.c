@@ -940,32 +940,10 @@ static const char * parse_flag01(const char * v, bool * out) {
     return NULL;
 }
 
-// llama.cpp's parse_cpu_mask: hex digits (optional 0x), the last digit holds CPUs 0-3
-static const char * parse_cpu_mask(const char * v, bool * mask) {
-    const char * s = v;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        s += 2;
-    }
-    const size_t n = strlen(s);
-    if (n == 0 || n * 4 > GGML_MAX_N_THREADS) {
+// -C / -Cb: llama.cpp's mask syntax (common.c's parse_cpu_mask)
+static const char * parse_cpu_mask_arg(const char * v, bool * mask) {
+    if (!parse_cpu_mask(v, mask)) {
         return arg_errorf("invalid cpumask '%s' (expected 1..%d hex digits)", v, GGML_MAX_N_THREADS / 4);
-    }
-    memset(mask, 0, GGML_MAX_N_THREADS * sizeof(bool));
-    for (size_t i = 0; i < n; i++) {
-        const char c = s[i];
-        int d;
-        if (c >= '0' && c <= '9') {
-            d = c - '0';
-        } else if (c >= 'a' && c <= 'f') {
-            d = c - 'a' + 10;
-        } else if (c >= 'A' && c <= 'F') {
-            d = c - 'A' + 10;
-        } else {
-            return arg_errorf("invalid cpumask '%s'", v);
-        }
-        for (int b = 0; b < 4; b++) {
-            mask[(n - 1 - i) * 4 + (size_t) b] = ((d >> b) & 1) != 0;
-        }
     }
     return NULL;
 }
@@ -992,7 +970,7 @@ static const char * parse_cpu_range(const char * v, bool * mask) {
 
 static const char * cpu_mask_into(struct common_cpu_params * c, const char * v) {
     c->mask_valid = true;
-    return parse_cpu_mask(v, c->cpumask);
+    return parse_cpu_mask_arg(v, c->cpumask);
 }
 static const char * cpu_range_into(struct common_cpu_params * c, const char * v) {
     c->mask_valid = true;

@@ -395,6 +395,37 @@ bool set_process_priority(enum ggml_sched_priority prio) {
     return true;
 }
 
+bool parse_cpu_mask(const char * mask, bool * boolmask) {
+    const char * s = mask;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s += 2;
+    }
+    const size_t n = strlen(s);
+    if (n == 0 || n * 4 > GGML_MAX_N_THREADS) {
+        return false;
+    }
+    bool bits[GGML_MAX_N_THREADS] = { false };
+    for (size_t i = 0; i < n; i++) {
+        const char c = s[i];
+        int d;
+        if (c >= '0' && c <= '9') {
+            d = c - '0';
+        } else if (c >= 'a' && c <= 'f') {
+            d = c - 'a' + 10;
+        } else if (c >= 'A' && c <= 'F') {
+            d = c - 'A' + 10;
+        } else {
+            return false;
+        }
+        // the last digit holds CPUs 0-3
+        for (int b = 0; b < 4; b++) {
+            bits[(n - 1 - i) * 4 + (size_t) b] = ((d >> b) & 1) != 0;
+        }
+    }
+    memcpy(boolmask, bits, sizeof(bits));
+    return true;
+}
+
 void common_init(void) {
     llama_log_set(common_log_default_callback, NULL);
 }

@@ -2,6 +2,8 @@
 
 #include "llama-bench-options.h"
 
+#include "common.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #if defined(__unix__) || defined(__APPLE__)
-#include <sys/resource.h>
 #endif
 
 static bool fail(char * err, size_t n_err, const char * fmt, ...) {
@@ -21,34 +22,8 @@ static bool fail(char * err, size_t n_err, const char * fmt, ...) {
 }
 
 bool bench_parse_cpu_mask(const char * s, bool * mask, char * err, size_t n_err) {
-    memset(mask, 0, GGML_MAX_N_THREADS * sizeof(bool));
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        s += 2;
-    }
-    const size_t n_digits = strlen(s);
-    if (n_digits == 0) {
-        return fail(err, n_err, "empty CPU mask");
-    }
-    if (n_digits * 4 > GGML_MAX_N_THREADS) {
-        return fail(err, n_err, "CPU mask longer than %d bits", GGML_MAX_N_THREADS);
-    }
-    // the last digit holds CPUs 0-3
-    for (size_t i = 0; i < n_digits; i++) {
-        const char c = s[i];
-        int v;
-        if (c >= '0' && c <= '9') {
-            v = c - '0';
-        } else if (c >= 'a' && c <= 'f') {
-            v = c - 'a' + 10;
-        } else if (c >= 'A' && c <= 'F') {
-            v = c - 'A' + 10;
-        } else {
-            return fail(err, n_err, "invalid hex character '%c' in CPU mask", c);
-        }
-        const size_t base = (n_digits - 1 - i) * 4;
-        for (int b = 0; b < 4; b++) {
-            mask[base + (size_t) b] = (v >> b) & 1;
-        }
+    if (!parse_cpu_mask(s, mask)) {
+        return fail(err, n_err, "invalid CPU mask '%s' (expected 1..%d hex digits)", s, GGML_MAX_N_THREADS / 4);
     }
     return true;
 }
@@ -307,25 +282,3 @@ void bench_list_devices(void) {
     }
 }
 
-bool bench_set_process_priority(enum ggml_sched_priority prio) {
-    if (prio == GGML_SCHED_PRIO_NORMAL) {
-        return true;
-    }
-#if defined(__unix__) || defined(__APPLE__)
-    int nice_level = 0;
-    switch (prio) {
-        case GGML_SCHED_PRIO_LOW:      nice_level = 5;   break;
-        case GGML_SCHED_PRIO_NORMAL:   nice_level = 0;   break;
-        case GGML_SCHED_PRIO_MEDIUM:   nice_level = -5;  break;
-        case GGML_SCHED_PRIO_HIGH:     nice_level = -10; break;
-        case GGML_SCHED_PRIO_REALTIME: nice_level = -20; break;
-    }
-    if (setpriority(PRIO_PROCESS, 0, nice_level) != 0) {
-        fprintf(stderr, "warning: failed to set process priority %d: %s\n", (int) prio, strerror(errno));
-        return false;
-    }
-    return true;
-#else
-    return false;
-#endif
-}

@@ -45,5 +45,3 @@ void bench_overrides_free(struct bench_overrides * o);
 // --list-devices: the non-CPU devices, as llama.cpp prints them
 void bench_list_devices(void);
 
-// --prio: the process nice level for -1 (low) .. 3 (realtime); 0 leaves it unchanged
-bool bench_set_process_priority(enum ggml_sched_priority prio);

@@ -1855,7 +1855,7 @@ int main(int argc, char ** argv) {
     if (params.numa != GGML_NUMA_STRATEGY_DISABLED) {
         ggml_numa_init(params.numa);
     }
-    if (!bench_set_process_priority((enum ggml_sched_priority) params.prio)) {
+    if (!set_process_priority((enum ggml_sched_priority) params.prio)) {
         fprintf(stderr, "llama-bench: error: failed to set process priority\n");
         cmd_params_free(&params);
         llama_backend_free();
