@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__unix__) || defined(__APPLE__)
-#endif
 
 static bool fail(char * err, size_t n_err, const char * fmt, ...) {
     va_list ap;
