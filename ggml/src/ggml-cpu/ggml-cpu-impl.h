@@ -33,6 +33,15 @@ void ggml_cpu_barrier(const struct ggml_compute_params * params);
 // next chunk for this thread after its first one (chunk ith); >= n_chunks means done
 int  ggml_cpu_chunk_next(const struct ggml_compute_params * params);
 
+// Contiguous ranges with stealing, for ops that stream memory: thread ith starts with chunks
+// [n*ith/nth, n*(ith+1)/nth) and takes them from the front, so it reads one long stretch of weights; a thread
+// that runs out takes chunks from the back of the range with the most left. Every chunk is handed out once.
+// ggml_cpu_range_begin is called by every thread (false: no pool or more than GGML_CPU_RANGE_MAX chunks, use
+// ggml_cpu_chunk_next instead); ggml_cpu_range_next returns the next chunk, -1 when none is left.
+#define GGML_CPU_RANGE_MAX 0xffff
+bool    ggml_cpu_range_begin(const struct ggml_compute_params * params, int64_t n_chunks);
+int64_t ggml_cpu_range_next (const struct ggml_compute_params * params);
+
 // true if the CPU engine can compute this node (op, types, layout); the CPU backend's supports_op uses it
 bool ggml_cpu_supports_op(const struct ggml_tensor * op);
 

@@ -56,6 +56,9 @@ struct ggml_threadpool {
     enum ggml_status ec;
 
     struct ggml_compute_worker * workers;
+
+    // ggml_cpu_range_*: each thread's remaining chunk range (tag | front | back), one cache line each
+    struct { _Atomic uint64_t v; char pad[GGML_CPU_CACHE_LINE - sizeof(uint64_t)]; } range[GGML_MAX_N_THREADS];
 };
 
 // Waiting for a barrier: spin (the others are usually microseconds away), then sleep until the generation
@@ -123,6 +126,64 @@ void ggml_cpu_barrier(const struct ggml_compute_params * params) {
         return;
     }
     barrier_wait(params);
+}
+
+// a range word: the node's tag (the barrier generation, the same for every thread between two barriers) in the
+// high 32 bits, then the next chunk from the front and one past the last chunk not yet taken from the back
+static uint64_t range_pack(uint32_t tag, uint32_t front, uint32_t back) {
+    return (uint64_t) tag << 32 | (uint64_t) front << 16 | back;
+}
+
+bool ggml_cpu_range_begin(const struct ggml_compute_params * params, int64_t n_chunks) {
+    struct ggml_threadpool * tp = params->threadpool;
+    if (tp == NULL || n_chunks > GGML_CPU_RANGE_MAX) {
+        return false;
+    }
+    const uint32_t tag = atomic_load(&tp->n_barrier_passed);
+    const int64_t begin = n_chunks * params->ith / params->nth;
+    const int64_t end   = n_chunks * (params->ith + 1) / params->nth;
+    atomic_store(&tp->range[params->ith].v, range_pack(tag, (uint32_t) begin, (uint32_t) end));
+    return true;
+}
+
+int64_t ggml_cpu_range_next(const struct ggml_compute_params * params) {
+    struct ggml_threadpool * tp = params->threadpool;
+    const uint32_t tag = atomic_load(&tp->n_barrier_passed);
+    // own range, from the front: the thread streams through contiguous weights
+    _Atomic uint64_t * own = &tp->range[params->ith].v;
+    uint64_t w = atomic_load(own);
+    for (;;) {
+        const uint32_t front = (uint32_t) (w >> 16) & 0xffff, back = (uint32_t) w & 0xffff;
+        if (front >= back) {
+            break;
+        }
+        if (atomic_compare_exchange_weak(own, &w, range_pack(tag, front + 1, back))) {
+            return front;
+        }
+    }
+    // then the back of the range with the most chunks left. A range whose word carries another tag belongs to an
+    // owner that has not started this node yet: it will do all of it, so it is not touched.
+    for (;;) {
+        int victim = -1;
+        uint32_t most = 0;
+        uint64_t vw = 0;
+        for (int t = 0; t < params->nth; t++) {
+            const uint64_t x = atomic_load(&tp->range[t].v);
+            const uint32_t front = (uint32_t) (x >> 16) & 0xffff, back = (uint32_t) x & 0xffff;
+            if ((uint32_t) (x >> 32) == tag && front < back && back - front > most) {
+                victim = t;
+                most = back - front;
+                vw = x;
+            }
+        }
+        if (victim < 0) {
+            return -1;
+        }
+        const uint32_t front = (uint32_t) (vw >> 16) & 0xffff, back = (uint32_t) vw & 0xffff;
+        if (atomic_compare_exchange_strong(&tp->range[victim].v, &vw, range_pack(tag, front, back - 1))) {
+            return back - 1;
+        }
+    }
 }
 
 int ggml_cpu_chunk_next(const struct ggml_compute_params * params) {

@@ -329,6 +329,20 @@ static void mm_vec_run_plain(const struct mm_vec_job * job, int64_t chunk) {
     }
 }
 
+// chunk c of the group's chunk space (the members' chunks one after the other)
+static void mm_group_run_chunk(const struct mm_vec_job * jobs, int64_t c) {
+    int m = 0;
+    while (c >= jobs[m].nchunks) {
+        c -= jobs[m].nchunks;
+        m++;
+    }
+    if (jobs[m].repacked) {
+        mm_vec_run_repacked(&jobs[m], c);
+    } else {
+        mm_vec_run_plain(&jobs[m], c);
+    }
+}
+
 void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, struct ggml_tensor * const * dsts, int n) {
     GGML_ASSERT(n >= 1 && n <= GGML_CPU_MM_GROUP_MAX);
     const struct ggml_tensor * src1 = dsts[0]->src[1];
@@ -371,18 +385,16 @@ void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, s
         ggml_cpu_barrier(params);
     }
 
-    // one chunk space over all members; every thread's chunk numbers only grow, so the member index does too
-    int m = 0;
-    int64_t first = 0; // first chunk of member m
-    for (int64_t chunk = params->ith; chunk < total; chunk = ggml_cpu_chunk_next(params)) {
-        while (chunk >= first + jobs[m].nchunks) {
-            first += jobs[m].nchunks;
-            m++;
+    // one chunk space over all members, handed out as contiguous ranges with stealing: a thread streams one long
+    // stretch of weights (short alternating chunks cost up to a quarter of the streaming rate when the memory
+    // has bandwidth to spare) and the threads still finish together on a machine whose cores run unevenly
+    if (ggml_cpu_range_begin(params, total)) {
+        for (int64_t chunk; (chunk = ggml_cpu_range_next(params)) >= 0;) {
+            mm_group_run_chunk(jobs, chunk);
         }
-        if (jobs[m].repacked) {
-            mm_vec_run_repacked(&jobs[m], chunk - first);
-        } else {
-            mm_vec_run_plain(&jobs[m], chunk - first);
+    } else {
+        for (int64_t chunk = params->ith; chunk < total; chunk = ggml_cpu_chunk_next(params)) {
+            mm_group_run_chunk(jobs, chunk);
         }
     }
 }
