@@ -880,6 +880,73 @@ static void test_fa_kernels(void) {
                 }
                 TH_CHECK(memcmp(ah, bh, sizeof(ggml_fp16_t) * (size_t) n) == 0, "fa mad_f16_rows %s n=%d vs steps", name, n);
             }
+            {
+                // heads of a GQA group over one block of rows: each head against the single-head kernels it is
+                // defined by (scalar table), with rescales, no-rescale rows and a zeroing first row
+                enum { NR = 11, NH = 7 };
+                static ggml_fp16_t yh_h[NH][NMAX], ref_h[NH][NMAX];
+                const ggml_fp16_t * rows[NR];
+                const ggml_fp16_t * qs[NH];
+                ggml_fp16_t * ys[NH];
+                float ms[NH * NR], vs[NH * NR], dots[NH * NR], ex[NH * NR], ms0[NH * NR], vs0[NH * NR];
+                float ms1[NH * NR], vs1[NH * NR], S0[NH], S1[NH];
+                bool nm[NH * NR];
+                for (int r = 0; r < NR; r++) {
+                    rows[r] = r % 3 == 0 ? xh : r % 3 == 1 ? yh : ah;
+                }
+                for (int h = 0; h < NH; h++) {
+                    for (int i = 0; i < n; i++) {
+                        yh_h[h][i] = ggml_fp32_to_fp16(rng_uniform(-2.0f, 2.0f));
+                    }
+                    qs[h] = yh_h[h];
+                    for (int r = 0; r < NR; r++) {
+                        const int e = h * NR + r;
+                        ms[e] = r == 0 ? 0.0f : (r + h) % 3 == 1 ? rng_uniform(0.2f, 1.0f) : 1.0f;
+                        vs[e] = (r + h) % 3 == 1 ? 1.0f : rng_uniform(0.0f, 1.0f);
+                        ex[e] = rng_uniform(0.0f, 1.0f);
+                        nm[e] = (r * 7 + h) % 4 == 0;
+                    }
+                    S0[h] = S1[h] = rng_uniform(0.5f, 2.0f);
+                }
+                for (int nh = 1; nh <= NH; nh += 2) {
+                    for (int h = 0; h < nh; h++) {
+                        memcpy(ref_h[h], yh_h[h], sizeof(ref_h[h]));
+                        ref->mad_f16_rows(n, ref_h[h], rows, ms + h * NR, vs + h * NR, NR);
+                        ys[h] = yh_h[h];
+                    }
+                    static ggml_fp16_t got_h[NH][NMAX];
+                    for (int h = 0; h < nh; h++) {
+                        memcpy(got_h[h], yh_h[h], sizeof(got_h[h]));
+                        ys[h] = got_h[h];
+                    }
+                    k->mad_f16_rows_heads(n, ys, nh, rows, ms, vs, NR, NR);
+                    bool same = true;
+                    for (int h = 0; h < nh; h++) {
+                        same = same && memcmp(got_h[h], ref_h[h], sizeof(ggml_fp16_t) * (size_t) n) == 0;
+                    }
+                    TH_CHECK(same, "fa mad_f16_rows_heads %s n=%d nh=%d vs mad_f16_rows", name, n, nh);
+
+                    k->dot_f16_heads(n, rows, NR, qs, nh, dots, NR);
+                    same = true;
+                    for (int h = 0; h < nh; h++) {
+                        for (int r = 0; r < NR; r++) {
+                            const float want = ref->dot_f16(n, rows[r], qs[h]);
+                            same = same && memcmp(&want, &dots[h * NR + r], sizeof(float)) == 0;
+                        }
+                    }
+                    TH_CHECK(same, "fa dot_f16_heads %s n=%d nh=%d vs dot_f16", name, n, nh);
+
+                    float sa[NH], sb[NH];
+                    memcpy(sa, S0, sizeof(sa));
+                    memcpy(sb, S1, sizeof(sb));
+                    ref->softmax_steps_heads(nh, NR, NR, ex, nm, ms0, vs0, sa);
+                    k->softmax_steps_heads(nh, NR, NR, ex, nm, ms1, vs1, sb);
+                    same = memcmp(sa, sb, sizeof(float) * (size_t) nh) == 0 &&
+                           memcmp(ms0, ms1, sizeof(float) * (size_t) (nh * NR)) == 0 &&
+                           memcmp(vs0, vs1, sizeof(float) * (size_t) (nh * NR)) == 0;
+                    TH_CHECK(same, "fa softmax_steps_heads %s nh=%d", name, nh);
+                }
+            }
             ref->f16_to_f32(n, a, xh);
             k->f16_to_f32(n, b, xh);
             TH_CHECK(memcmp(a, b, sizeof(float) * (size_t) n) == 0, "fa f16_to_f32 %s n=%d", name, n);
@@ -1053,6 +1120,66 @@ static void test_flash_attn(void) {
                 ggml_free(ctx);
             }
             free(got_1);
+        }
+    }
+}
+
+// The head-group path (token generation: GQA, an F16 cache, one mask row for all heads) gives the row path's
+// bits, the ones llama.cpp's reference logits were made with. A mask repeated per head (ne[2] = n_head) holds
+// the same values but sends the same attention through the row path.
+static void test_flash_attn_head_groups(void) {
+    struct { int64_t D, n_q, n_kv, n_head, n_head_kv; float softcap; bool sinks; } cases[] = {
+        { 64, 1, 100, 32, 4, 0.0f, false },  // TinyLlama's attention
+        { 128, 3, 77, 8, 2, 0.0f, true },    // a head size of two register blocks; sinks
+        { 64, 2, 45, 12, 4, 30.0f, false },  // GQA 3 (an odd group), softcap
+        { 80, 1, 40, 4, 2, 0.0f, false },    // a head size with a dot tail
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        for (int nth = 1; nth <= 2; nth++) {
+            rng_seed(2000 + c);
+            struct ggml_context * ctx = new_ctx(32);
+            const int64_t D = cases[c].D, nq = cases[c].n_q, nkv = cases[c].n_kv, H = cases[c].n_head;
+            const int64_t qne[4] = { D, nq, H, 1 };
+            const int64_t kne[4] = { D, nkv, cases[c].n_head_kv, 1 };
+            struct ggml_tensor * q = new_input(ctx, GGML_TYPE_F32, qne, false, -1, 1);
+            struct ggml_tensor * k = new_input(ctx, GGML_TYPE_F16, kne, false, -1, 1);
+            struct ggml_tensor * v = new_input(ctx, GGML_TYPE_F16, kne, false, -1, 1);
+            struct ggml_tensor * m1 = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, nkv, GGML_PAD(nq, GGML_KQ_MASK_PAD), 1);
+            struct ggml_tensor * mh = ggml_new_tensor_3d(ctx, GGML_TYPE_F16, nkv, m1->ne[1], H);
+            for (int64_t i1 = 0; i1 < m1->ne[1]; i1++)
+            for (int64_t i0 = 0; i0 < nkv; i0++) {
+                // causal over the last rows, a masked stretch inside, a few biases
+                const bool masked = i0 > nkv - nq + i1 || (i0 >= 10 && i0 < 43);
+                const ggml_fp16_t mv = ggml_fp32_to_fp16(masked ? -INFINITY : i0 % 7 == 0 ? -0.75f : 0.0f);
+                ((ggml_fp16_t *) m1->data)[i1 * nkv + i0] = mv;
+                for (int64_t h = 0; h < H; h++) {
+                    ((ggml_fp16_t *) mh->data)[(h * mh->ne[1] + i1) * nkv + i0] = mv;
+                }
+            }
+            struct ggml_tensor * sinks = NULL;
+            if (cases[c].sinks) {
+                sinks = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, H);
+                fill(sinks, -1, 1);
+            }
+            double * got[2];
+            for (int path = 0; path < 2; path++) {
+                struct ggml_tensor * mask = path == 0 ? m1 : mh;
+                struct ggml_tensor * out =
+                    ggml_flash_attn_ext(ctx, q, k, v, mask, 1.0f / sqrtf((float) D), 0.0f, cases[c].softcap);
+                ggml_flash_attn_ext_set_prec(out, GGML_PREC_F32);
+                if (sinks) {
+                    ggml_flash_attn_ext_add_sinks(out, sinks);
+                }
+                got[path] = run(ctx, out, nth);
+            }
+            const size_t n = (size_t) (D * nq * H);
+            TH_CHECK(got[0] && got[1] && memcmp(got[0], got[1], sizeof(double) * n) == 0,
+                     "flash_attn_ext head groups D=%" PRId64 " n_q=%" PRId64 " GQA %" PRId64
+                     " nth=%d: not the row path's bits",
+                     D, nq, H / cases[c].n_head_kv, nth);
+            free(got[0]);
+            free(got[1]);
+            ggml_free(ctx);
         }
     }
 }
@@ -1789,6 +1916,7 @@ int main(int argc, char ** argv) {
     test_mul_mat();
     test_mul_mat_id();
     test_flash_attn();
+    test_flash_attn_head_groups();
     test_fa_kernels();
     test_get_rows();
     test_set_rows();

@@ -23,6 +23,8 @@ static inline void st8_f16(ggml_fp16_t * p, __m256 v) {
 #define FA_FMA(a, b, c)     _mm256_fmadd_ps((a), (b), (c))
 #define FA_MUL(a, b)        _mm256_mul_ps((a), (b))
 #define FA_ROUND_F16(v)     _mm256_cvtph_ps(_mm256_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+// heads per pass of mad_f16_rows_heads: 2 x 4 registers of accumulators + 4 of V = 14 of the 16 ymm
+#define FA_HG               2
 #include "ops-attn-simd.h"
 
 // a 16-lane register (lanes 0-7 in lo, 8-15 in hi) reduced as _mm512_reduce_add_ps does

@@ -23,6 +23,9 @@ static inline void st16_f16(ggml_fp16_t * p, __m512 v) {
 #define FA_FMA(a, b, c)     _mm512_fmadd_ps((a), (b), (c))
 #define FA_MUL(a, b)        _mm512_mul_ps((a), (b))
 #define FA_ROUND_F16(v)     _mm512_cvtph_ps(_mm512_cvtps_ph((v), _MM_FROUND_TO_NEAREST_INT))
+#define FA_HAVE_DOT_HEADS
+// heads per pass of mad_f16_rows_heads: 4 x 4 registers of accumulators + 4 of V = 22 of the 32 zmm
+#define FA_HG               4
 #include "ops-attn-simd.h"
 
 // halves, quarters, then (0+2) + (1+3): ggml_fa_reduce16's order, in registers
@@ -51,6 +54,59 @@ static float dot_f16(int n, const ggml_fp16_t * x, const ggml_fp16_t * y) {
         sum += (double) p;
     }
     return (float) sum;
+}
+
+// dot_f16 of each K row with each query head, four heads at a time: the K row is converted once for them and
+// the four sums are independent chains. Every sum is dot_f16's: 4 accumulators over blocks of 64, folded
+// (0+2) + (1+3), reduced as reduce16. A head size with a tail (n % 64) or over 256 takes dot_f16 itself.
+#define FA_DOT_HEADS_MAX_N 256
+static void dot_f16_heads(int n, const ggml_fp16_t * const * x, int nrows, const ggml_fp16_t * const * y, int nh,
+                          float * out, int ld) {
+    if (n % 64 != 0 || n > FA_DOT_HEADS_MAX_N || nh > 8) {
+        for (int r = 0; r < nrows; r++) {
+            for (int h = 0; h < nh; h++) {
+                out[h * ld + r] = dot_f16(n, x[r], y[h]);
+            }
+        }
+        return;
+    }
+    // the query rows widened once per call (exact: what each dot's conversion gives)
+    float yf[8][FA_DOT_HEADS_MAX_N];
+    for (int h = 0; h < nh; h++) {
+        for (int i = 0; i < n; i += 16) {
+            _mm512_storeu_ps(yf[h] + i, ld16_f16(y[h] + i));
+        }
+    }
+    for (int r = 0; r < nrows; r++) {
+        int h0 = 0;
+        for (; h0 + 4 <= nh; h0 += 4) {
+            __m512 acc[4][4];
+            for (int h = 0; h < 4; h++) {
+                for (int j = 0; j < 4; j++) {
+                    acc[h][j] = _mm512_setzero_ps();
+                }
+            }
+            for (int i = 0; i < n; i += 64) {
+                __m512 kv[4];
+                for (int j = 0; j < 4; j++) {
+                    kv[j] = ld16_f16(x[r] + i + 16 * j);
+                }
+                for (int h = 0; h < 4; h++) {
+                    for (int j = 0; j < 4; j++) {
+                        acc[h][j] = _mm512_fmadd_ps(kv[j], _mm512_loadu_ps(yf[h0 + h] + i + 16 * j), acc[h][j]);
+                    }
+                }
+            }
+            for (int h = 0; h < 4; h++) {
+                const __m512 a02 = _mm512_add_ps(acc[h][0], acc[h][2]);
+                const __m512 a13 = _mm512_add_ps(acc[h][1], acc[h][3]);
+                out[(h0 + h) * ld + r] = reduce16(_mm512_add_ps(a02, a13));
+            }
+        }
+        for (; h0 < nh; h0++) {
+            out[h0 * ld + r] = dot_f16(n, x[r], y[h0]);
+        }
+    }
 }
 
 static float dot_f32(int n, const float * x, const float * y) {
@@ -157,4 +213,7 @@ void ggml_cpu_fa_kernels_avx512(struct ggml_cpu_fa_kernels * k) {
     k->f16_to_f32 = f16_to_f32;
     k->add_max    = add_max;
     k->mad_f16_rows = mad_f16_rows;
+    k->mad_f16_rows_heads = mad_f16_rows_heads;
+    k->dot_f16_heads = dot_f16_heads;
+    k->softmax_steps_heads = softmax_steps_heads;
 }

@@ -72,6 +72,34 @@ static void mad_f16_rows(int n, ggml_fp16_t * y, const ggml_fp16_t * const * x, 
     }
 }
 
+static void mad_f16_rows_heads(int n, ggml_fp16_t * const * y, int nh, const ggml_fp16_t * const * x, const float * ms,
+                               const float * vs, int nrows, int ld) {
+    for (int h = 0; h < nh; h++) {
+        mad_f16_rows(n, y[h], x, ms + h * ld, vs + h * ld, nrows);
+    }
+}
+
+static void dot_f16_heads(int n, const ggml_fp16_t * const * x, int nrows, const ggml_fp16_t * const * y, int nh,
+                          float * out, int ld) {
+    for (int h = 0; h < nh; h++) {
+        for (int r = 0; r < nrows; r++) {
+            out[h * ld + r] = dot_f16(n, x[r], y[h]);
+        }
+    }
+}
+
+static void softmax_steps_heads(int nh, int nrows, int ld, const float * ex, const bool * nm, float * ms, float * vs,
+                                float * S) {
+    for (int h = 0; h < nh; h++) {
+        for (int r = 0; r < nrows; r++) {
+            const int e = h * ld + r;
+            ms[e] = nm[e] ? ex[e] : 1.0f;
+            vs[e] = nm[e] ? 1.0f : ex[e];
+            S[h] = fmaf(S[h], ms[e], vs[e]);
+        }
+    }
+}
+
 static void mad_f32(int n, float * y, const float * x, float v) {
     for (int i = 0; i < n; i++) {
         y[i] = fmaf(x[i], v, y[i]);
@@ -146,4 +174,7 @@ void ggml_cpu_fa_kernels_scalar(struct ggml_cpu_fa_kernels * k) {
     k->add_max    = add_max;
     k->pack_kt    = pack_kt;
     k->mad_f16_rows = mad_f16_rows;
+    k->mad_f16_rows_heads = mad_f16_rows_heads;
+    k->dot_f16_heads = dot_f16_heads;
+    k->softmax_steps_heads = softmax_steps_heads;
 }

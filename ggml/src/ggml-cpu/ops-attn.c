@@ -8,6 +8,9 @@
 //   Several query rows share one pass over K/V (FA_QB); with an F16 V the pass goes FA_KVB K/V rows at a
 //   time, so that the accumulator of each query row stays in registers over a block. Neither changes a
 //   rounding.
+// - head-group path (the row path's case with an F16 K/V cache, grouped-query attention and one mask row for
+//   every head: token generation): the query heads sharing a K/V head take its rows together, with the row
+//   path's bits (see fa_heads).
 // - tiled path (64+ query rows, K and V both F16 or both F32, DV % 16 == 0): tiles of 64 query rows x 64
 //   K/V rows in F32: scores by a GEMM (one fma chain over the head dimension), a vectorized exp per tile
 //   with the tile's sum in double, and V·softmax by a second GEMM into F32 accumulators.
@@ -24,7 +27,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#define FA_KVB 32 // K/V rows per block of the row path with an F16 V
+#define FA_KVB GGML_FA_ROWS_MAX // K/V rows per block of the row paths with an F16 V
+#define FA_HEADS 8               // query heads of one head-group task
 
 // ---- kernel table of the active ISA -----------------------------------------------------------------------
 
@@ -66,9 +70,13 @@ static size_t pad_cl(size_t n) {
     return GGML_PAD(n, GGML_CPU_CACHE_LINE);
 }
 
-// row path: FA_QB converted q rows, FA_QB F32 and F16 accumulators, one dequantized V row, one q gather row
+// query rows (row path) or heads (head-group path) one task carries at most
+#define FA_ROWS_SCRATCH (FA_QB > FA_HEADS ? FA_QB : FA_HEADS)
+
+// row paths: FA_ROWS_SCRATCH converted q rows, F32 and F16 accumulators, one dequantized V row, one q gather row
 static size_t fa_row_scratch(int64_t DK, int64_t DV, size_t q_row_size) {
-    return FA_QB * (pad_cl(q_row_size) + pad_cl(sizeof(float) * (size_t) DV) + pad_cl(sizeof(ggml_fp16_t) * (size_t) DV)) +
+    return FA_ROWS_SCRATCH * (pad_cl(q_row_size) + pad_cl(sizeof(float) * (size_t) DV) +
+                              pad_cl(sizeof(ggml_fp16_t) * (size_t) DV)) +
            pad_cl(sizeof(float) * (size_t) DV) + pad_cl(sizeof(float) * (size_t) DK);
 }
 
@@ -163,6 +171,31 @@ static inline float fa_row_score(const struct fa_args * a, const struct ggml_cpu
     return s + mv;
 }
 
+// the end of one query row of the row paths: the F16 accumulator (acc16, or NULL when acc already holds the
+// F32 one) to F32, the sink's term, the division by the sum, the copy to dst
+static void fa_row_finish(const struct fa_args * a, float * acc, const ggml_fp16_t * acc16, float M, float S,
+                          int64_t iq1, int64_t iq2, int64_t iq3) {
+    const int64_t DV = a->DV;
+    if (acc16) {
+        a->fk->f16_to_f32((int) DV, acc, acc16);
+    }
+    if (a->sinks) {
+        const float s = ((const float *) a->sinks->data)[iq2];
+        float ms = 1.0f;
+        float vs = 1.0f;
+        if (s > M) {
+            ms = expf(M - s);
+            a->fk->scale_f32((int) DV, acc, ms);
+        } else {
+            vs = expf(s - M);
+        }
+        S = fmaf(S, ms, vs);
+    }
+    const float S_inv = S == 0.0f ? 0.0f : 1.0f / S;
+    a->fk->scale_f32((int) DV, acc, S_inv);
+    memcpy(fa_dst_row(a, iq1, iq2, iq3), acc, sizeof(float) * (size_t) DV);
+}
+
 // ---- row path --------------------------------------------------------------------------------------------
 
 static void fa_rows(const struct ggml_compute_params * params, const struct fa_args * a) {
@@ -182,9 +215,9 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
     const size_t a32_stride = pad_cl(sizeof(float) * (size_t) DV);
     const size_t a16_stride = pad_cl(sizeof(ggml_fp16_t) * (size_t) DV);
     char * q_conv = scratch;
-    char * acc32b = q_conv + FA_QB * q_stride;
-    char * acc16b = acc32b + FA_QB * a32_stride;
-    float * v_tmp    = (float *) (acc16b + FA_QB * a16_stride);
+    char * acc32b = q_conv + FA_ROWS_SCRATCH * q_stride;
+    char * acc16b = acc32b + FA_ROWS_SCRATCH * a32_stride;
+    float * v_tmp    = (float *) (acc16b + FA_ROWS_SCRATCH * a16_stride);
     float * q_gather = (float *) ((char *) v_tmp + a32_stride);
 
     const int64_t n_qb = (a->n_q + FA_QB - 1) / FA_QB;
@@ -306,28 +339,141 @@ static void fa_rows(const struct ggml_compute_params * params, const struct fa_a
         }
 
         for (int64_t j = 0; j < nq; j++) {
-            float * acc = (float *) (acc32b + j * a32_stride);
-            if (v_f16) {
-                const ggml_fp16_t * a16 = (const ggml_fp16_t *) (acc16b + j * a16_stride);
-                for (int64_t i = 0; i < DV; i++) {
-                    acc[i] = GGML_FP16_TO_FP32(a16[i]);
+            const ggml_fp16_t * a16 = v_f16 ? (const ggml_fp16_t *) (acc16b + j * a16_stride) : NULL;
+            fa_row_finish(a, (float *) (acc32b + j * a32_stride), a16, M[j], S[j], iq_begin + j, iq2, iq3);
+        }
+    }
+}
+
+// ---- head-group path -------------------------------------------------------------------------------------
+
+// Token generation with an F16 cache and grouped-query attention: the query heads that share a K/V head go
+// through its rows together, one task per (query row, group of heads). Each K/V row is read once for the
+// group, and the heads' F16 accumulators advance side by side (mad_f16_rows_heads), where the row path runs
+// one head's chain of dependent roundings at a time. The bits are the row path's: each head sees the same
+// scores, the same online-softmax steps and the same accumulator roundings in the same order.
+static bool fa_heads_usable(const struct fa_args * a) {
+    // one mask row and one slope for every head of a group
+    return a->q->type == GGML_TYPE_F32 && a->k->type == GGML_TYPE_F16 && a->v->type == GGML_TYPE_F16 &&
+           a->rk2 == a->rv2 && a->rk2 >= 2 && a->max_bias == 0.0f && (a->mask == NULL || a->mask->ne[2] == 1) &&
+           a->k->nb[0] == sizeof(ggml_fp16_t) && a->v->nb[0] == sizeof(ggml_fp16_t);
+}
+
+// heads per task: the largest divisor of the GQA ratio up to FA_HEADS, halved while that leaves the threads
+// fewer than 4 tasks each (the two vCPUs of a VM rarely run at the same speed)
+static int64_t fa_heads_group(const struct fa_args * a, int nth) {
+    int64_t g = a->rk2 < FA_HEADS ? a->rk2 : FA_HEADS;
+    while (a->rk2 % g != 0) {
+        g--;
+    }
+    while (g % 2 == 0 && g > 2 && a->n_q * (a->n_head / g) * a->n_seq < 4 * (int64_t) nth) {
+        g /= 2;
+    }
+    return g;
+}
+
+static void fa_heads(const struct ggml_compute_params * params, const struct fa_args * a, int64_t G) {
+    const struct ggml_tensor * q = a->q, * k = a->k, * v = a->v;
+    const struct ggml_cpu_fa_kernels * fk = a->fk;
+    const struct ggml_cpu_expf_kernels * ek = ggml_cpu_expf_kernels_get();
+    const int64_t DK = a->DK, DV = a->DV;
+    const struct ggml_cpu_type_kernels * hk = ggml_cpu_get_kernels(GGML_TYPE_F16);
+    const size_t q_row_size = ggml_row_size(GGML_TYPE_F16, DK);
+
+    char * scratch = (char *) params->wdata + (size_t) params->ith * ggml_cpu_fa_scratch_size(DK, DV, q_row_size);
+    const size_t q_stride   = pad_cl(q_row_size);
+    const size_t a32_stride = pad_cl(sizeof(float) * (size_t) DV);
+    const size_t a16_stride = pad_cl(sizeof(ggml_fp16_t) * (size_t) DV);
+    char  * q_conv   = scratch;
+    float * acc32    = (float *) (q_conv + FA_ROWS_SCRATCH * q_stride);
+    char  * acc16b   = (char *) acc32 + FA_ROWS_SCRATCH * a32_stride;
+    float * q_gather = (float *) (acc16b + FA_ROWS_SCRATCH * a16_stride + a32_stride);
+
+    const ggml_fp16_t * qc[FA_HEADS];
+    ggml_fp16_t * acc16[FA_HEADS];
+    for (int64_t g = 0; g < G; g++) {
+        qc[g] = (const ggml_fp16_t *) (q_conv + g * q_stride);
+        acc16[g] = (ggml_fp16_t *) (acc16b + g * a16_stride);
+    }
+
+    const int64_t n_hg = a->n_head / G;
+    const int64_t n_tasks = a->n_q * n_hg * a->n_seq;
+    for (int64_t t = params->ith; t < n_tasks; t = ggml_cpu_chunk_next(params)) {
+        const int64_t iq1 = t % a->n_q;
+        const int64_t h0  = ((t / a->n_q) % n_hg) * G;
+        const int64_t iq3 = t / (a->n_q * n_hg);
+        const int64_t ik2 = h0 / a->rk2, ik3 = iq3 / a->rk3;
+        const int64_t iv2 = h0 / a->rv2, iv3 = iq3 / a->rv3;
+        const char * mrow = fa_mask_row(a, iq1, h0, iq3);
+        const float slope = ggml_cpu_alibi_slope(a->max_bias, h0, a->n_head);
+
+        float M[FA_HEADS];
+        float S[FA_HEADS];
+        for (int64_t g = 0; g < G; g++) {
+            const char * qrow = (const char *) q->data + iq1 * q->nb[1] + (h0 + g) * q->nb[2] + iq3 * q->nb[3];
+            const float * qf = (const float *) qrow;
+            if (q->nb[0] != sizeof(float)) {
+                for (int64_t i = 0; i < DK; i++) {
+                    q_gather[i] = *(const float *) (qrow + i * q->nb[0]);
+                }
+                qf = q_gather;
+            }
+            hk->from_float(qf, (void *) qc[g], DK);
+            M[g] = -INFINITY;
+            S[g] = 0.0f;
+            memset(acc16[g], 0, sizeof(ggml_fp16_t) * (size_t) DV);
+        }
+
+        for (int64_t ic0 = 0; ic0 < a->n_kv; ic0 += FA_KVB) {
+            const int nb = (int) (a->n_kv - ic0 < FA_KVB ? a->n_kv - ic0 : FA_KVB);
+            const ggml_fp16_t * krows[FA_KVB];
+            const ggml_fp16_t * vrows[FA_KVB];
+            float mvs[FA_KVB];
+            int nr = 0;
+            for (uint32_t live = fa_block_live(a, mrow, ic0, nb); live != 0; live &= live - 1) {
+                const int64_t ic = ic0 + __builtin_ctz(live);
+                const float mv = mrow ? slope * fa_mask_value(a, mrow, ic) : 0.0f;
+                if (mv == -INFINITY) {
+                    continue;
+                }
+                const char * kb = (const char *) k->data + ik2 * k->nb[2] + ik3 * k->nb[3];
+                const char * vb = (const char *) v->data + iv2 * v->nb[2] + iv3 * v->nb[3];
+                krows[nr] = (const ggml_fp16_t *) (kb + ic * k->nb[1]);
+                vrows[nr] = (const ggml_fp16_t *) (vb + ic * v->nb[1]);
+                mvs[nr] = mv;
+                nr++;
+            }
+            if (nr == 0) {
+                continue;
+            }
+            // [head][row] with row stride nr: the scores, then the exp arguments and values, then the steps
+            float sc[FA_HEADS * FA_KVB];
+            float msb[FA_HEADS * FA_KVB];
+            float vsb[FA_HEADS * FA_KVB];
+            bool new_max[FA_HEADS * FA_KVB];
+            fk->dot_f16_heads((int) DK, krows, nr, qc, (int) G, sc, nr);
+            // the exp arguments: the heads' running maxima are independent chains, rows outer lets them overlap
+            for (int r = 0; r < nr; r++) {
+                for (int64_t g = 0; g < G; g++) {
+                    const int e = (int) g * nr + r;
+                    float s = sc[e] * a->scale;
+                    if (a->softcap != 0.0f) {
+                        s = a->softcap * tanhf(s);
+                    }
+                    s = s + mvs[r];
+                    const float m = M[g];
+                    new_max[e] = s > m;
+                    sc[e] = new_max[e] ? m - s : s - m;
+                    M[g] = new_max[e] ? s : m;
                 }
             }
-            if (a->sinks) {
-                const float s = ((const float *) a->sinks->data)[iq2];
-                float ms = 1.0f;
-                float vs = 1.0f;
-                if (s > M[j]) {
-                    ms = expf(M[j] - s);
-                    fk->scale_f32((int) DV, acc, ms);
-                } else {
-                    vs = expf(s - M[j]);
-                }
-                S[j] = fmaf(S[j], ms, vs);
-            }
-            const float S_inv = S[j] == 0.0f ? 0.0f : 1.0f / S[j];
-            fk->scale_f32((int) DV, acc, S_inv);
-            memcpy(fa_dst_row(a, iq_begin + j, iq2, iq3), acc, sizeof(float) * (size_t) DV);
+            ek->exp((int) G * nr, sc, sc);
+            fk->softmax_steps_heads((int) G, nr, nr, sc, new_max, msb, vsb, S);
+            fk->mad_f16_rows_heads((int) DV, acc16, (int) G, vrows, msb, vsb, nr, nr);
+        }
+
+        for (int64_t g = 0; g < G; g++) {
+            fa_row_finish(a, acc32, acc16[g], M[g], S[g], iq1, h0 + g, iq3);
         }
     }
 }
@@ -557,6 +703,8 @@ void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, 
                        a.v->nb[0] == ggml_type_size(a.v->type);
     if (tiled) {
         fa_tiles(params, &a);
+    } else if (fa_heads_usable(&a) && fa_heads_group(&a, params->nth) >= 2) {
+        fa_heads(params, &a, fa_heads_group(&a, params->nth));
     } else {
         fa_rows(params, &a);
     }

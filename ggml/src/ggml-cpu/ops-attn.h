@@ -25,6 +25,7 @@
 #define GGML_FA_TILE_KV 64 // K/V rows per tile of the tiled path
 #define GGML_FA_LANES   16 // llama.cpp's F32 vector width (AVX-512): the tiled path needs DV % 16 == 0
 #define GGML_FA_MAX_GROUP 8 // query heads of one K/V head processed together by the tiled path
+#define GGML_FA_ROWS_MAX 32 // K/V rows per block of the row path (the most mad_f16_rows_heads takes)
 
 struct ggml_cpu_fa_kernels {
     // ggml_vec_dot_f16 / _f32: 4 accumulators of 16 lanes over blocks of 64 (fma), folded acc0+acc2,
@@ -40,6 +41,20 @@ struct ggml_cpu_fa_kernels {
     // registers between the steps (the same roundings as storing it)
     void   (*mad_f16_rows)(int n, ggml_fp16_t * y, const ggml_fp16_t * const * x, const float * ms, const float * vs,
                            int nrows);
+    // for h < nh: mad_f16_rows(n, y[h], x, ms + h * ld, vs + h * ld, nrows). The heads of a GQA group over the
+    // same V rows: each row is converted once for all of them, and their accumulators' rounding chains run
+    // side by side instead of one after another (nrows <= GGML_FA_ROWS_MAX)
+    void   (*mad_f16_rows_heads)(int n, ggml_fp16_t * const * y, int nh, const ggml_fp16_t * const * x,
+                                 const float * ms, const float * vs, int nrows, int ld);
+    // out[h * ld + r] = dot_f16(n, x[r], y[h]) for r < nrows, h < nh: one call per block of K rows, whose
+    // independent reductions can overlap
+    void   (*dot_f16_heads)(int n, const ggml_fp16_t * const * x, int nrows, const ggml_fp16_t * const * y, int nh,
+                            float * out, int ld);
+    // the online-softmax steps of a block after its exps, for h < nh, r < nrows (e = h * ld + r):
+    // ms[e] = nm[e] ? ex[e] : 1 (the accumulator's rescale on a new maximum), vs[e] = nm[e] ? 1 : ex[e], and
+    // S[h] = fma(S[h], ms[e], vs[e]) in r order (llama.cpp's S = S*ms + vs, contracted by its compilers)
+    void   (*softmax_steps_heads)(int nh, int nrows, int ld, const float * ex, const bool * nm, float * ms, float * vs,
+                                  float * S);
     // y[i] = fma(x[i], v, y[i]) and y[i] *= v
     void   (*mad_f32)(int n, float * y, const float * x, float v);
     void   (*scale_f32)(int n, float * y, float v);
