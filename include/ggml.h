@@ -1025,6 +1025,13 @@ extern "C" {
     GGML_API enum ggml_prec ggml_flash_attn_ext_get_prec (const struct ggml_tensor * a);
     GGML_API void           ggml_flash_attn_ext_add_sinks(struct ggml_tensor * a, struct ggml_tensor * sinks);
 
+    // gradients of attention O = V softmax(K^T Q / sqrt(D)) given d = dL/dO, as one F32 vector: dQ (q's shape),
+    // then dK (k's shape), then dV (v's shape), each contiguous and starting at a multiple of GGML_MEM_ALIGN bytes.
+    // q: [D, N, ne2, ne3], k: [D, M, kvne2, ne3], v: [M, D, kvne2, ne3] (transposed), d: [D, N, ne2, ne3];
+    // ne2 % kvne2 == 0; masked: key m is hidden from query n when m > n + M - N (causal)
+    GGML_API struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                                       struct ggml_tensor * v, struct ggml_tensor * d, bool masked);
+
     // partition a [C, W, H, 1] into non-overlapping w x w windows, zero-padded: [C, w, w, n_windows] (sam)
     GGML_API struct ggml_tensor * ggml_win_part  (struct ggml_context * ctx, struct ggml_tensor * a, int w);
     // reverse of ggml_win_part: [C, w0, h0]
@@ -1114,12 +1121,24 @@ extern "C" {
     // The graph keeps the same topology whatever idx is (so allocations made for one choice fit the others).
     GGML_API struct ggml_tensor * ggml_build_forward_select(struct ggml_cgraph * cgraph, struct ggml_tensor ** tensors, int n_tensors, int idx);
 
+    // automatic differentiation: appends to cgraph (created with grads = true and holding the forward pass, with
+    // ggml_set_param on the trainable tensors and ggml_set_loss on the loss) the nodes computing the gradient of
+    // the loss w.r.t. every node that depends on a parameter; ggml_graph_get_grad returns them. grad_accs, if not
+    // NULL, is indexed like cgraph's nodes: a non-NULL entry becomes that node's gradient accumulator (the
+    // gradients are added to it in place, e.g. over micro-batches; ggml_graph_reset zeroes it). Call
+    // ggml_graph_reset before computing (it sets the loss gradient to 1). New tensors go to ctx.
+    GGML_API void ggml_build_backward_expand(
+            struct ggml_context *  ctx,        // context for gradient computation
+            struct ggml_cgraph  *  cgraph,
+            struct ggml_tensor  ** grad_accs);
+
     // graph allocation in a context; NULL if the context has no room (see ggml_graph_overhead_custom)
     GGML_API struct ggml_cgraph * ggml_new_graph       (struct ggml_context * ctx); // size = GGML_DEFAULT_GRAPH_SIZE, grads = false
     GGML_API struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t size, bool grads);
     GGML_API struct ggml_cgraph * ggml_graph_dup       (struct ggml_context * ctx, struct ggml_cgraph * cgraph, bool force_grads);
     GGML_API void                 ggml_graph_cpy       (struct ggml_cgraph * src, struct ggml_cgraph * dst);
-    GGML_API void                 ggml_graph_reset     (struct ggml_cgraph * cgraph); // zero the gradients (no-op without grads)
+    // zero the gradient accumulators and the AdamW moments, set the loss gradient to 1 (the graph must have grads)
+    GGML_API void                 ggml_graph_reset     (struct ggml_cgraph * cgraph);
     GGML_API void                 ggml_graph_clear     (struct ggml_cgraph * cgraph);
 
     GGML_API int                   ggml_graph_size   (struct ggml_cgraph * cgraph);

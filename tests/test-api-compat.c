@@ -1429,11 +1429,8 @@ static int api_compat_functions_ggml(void) {
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_cross_entropy_loss_back; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_opt_step_adamw; n += f != NULL; }
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *) = ggml_opt_step_sgd; n += f != NULL; }
-    // training pieces we do not have (flash-attention backward, backward graphs); enable with -DAPI_COMPAT_PENDING_OPS
-#ifdef API_COMPAT_PENDING_OPS
     { struct ggml_tensor * (*f)(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *, bool) = ggml_flash_attn_back; n += f != NULL; }
     { void (*f)(struct ggml_context *, struct ggml_cgraph *, struct ggml_tensor **) = ggml_build_backward_expand; n += f != NULL; }
-#endif
     return n;
 }
 

@@ -33,15 +33,17 @@ static double * ref_conv2d(const struct ggml_tensor * k, const struct ggml_tenso
 static int64_t out_size(int64_t in, int64_t k, int s, int p, int d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
 
 static void test_im2col(bool is_2D, enum ggml_type dst_type, bool nc) {
-    struct ggml_context * ctx = oc_ctx();
+    struct ggml_context * ctx = oc_ctx(64);
     const int s0 = 2, s1 = 1, p0 = 1, p1 = 2, d0 = 1, d1 = 2;
     struct ggml_tensor * a, * b;
     if (is_2D) {
-        a = oc_rand(ctx, GGML_TYPE_F32, 3, 2, 3, 2, false); // [KW, KH, IC, OC]
-        b = oc_rand(ctx, GGML_TYPE_F32, 7, 6, 3, 2, nc);    // [W, H, IC, N]
+        a = oc_rand(ctx, GGML_TYPE_F32, 3, 2, 3, 2, -1, 1); // [KW, KH, IC, OC]
+        b = nc ? oc_rand_padded(ctx, GGML_TYPE_F32, 7, 6, 3, 2, -1, 1)  // [W, H, IC, N]
+               : oc_rand(ctx, GGML_TYPE_F32, 7, 6, 3, 2, -1, 1);
     } else {
-        a = oc_rand(ctx, GGML_TYPE_F32, 3, 3, 2, 1, false); // [K, IC, OC]
-        b = oc_rand(ctx, GGML_TYPE_F32, 9, 3, 2, 1, nc);    // [L, IC, N]
+        a = oc_rand(ctx, GGML_TYPE_F32, 3, 3, 2, 1, -1, 1); // [K, IC, OC]
+        b = nc ? oc_rand_padded(ctx, GGML_TYPE_F32, 9, 3, 2, 1, -1, 1)  // [L, IC, N]
+               : oc_rand(ctx, GGML_TYPE_F32, 9, 3, 2, 1, -1, 1);
     }
     struct ggml_tensor * out = ggml_im2col(ctx, a, b, s0, is_2D ? s1 : 0, p0, is_2D ? p1 : 0, d0, is_2D ? d1 : 0, is_2D, dst_type);
     const int64_t KW = a->ne[0], KH = is_2D ? a->ne[1] : 1, IC = is_2D ? b->ne[2] : b->ne[1], N = is_2D ? b->ne[3] : b->ne[2];
@@ -72,17 +74,17 @@ static void test_im2col(bool is_2D, enum ggml_type dst_type, bool nc) {
 
 // <im2col(x), g> == <x, im2col_back(g)> for random x and g: im2col_back is the adjoint of im2col
 static void test_im2col_back(bool is_2D) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * a = is_2D ? oc_rand(ctx, GGML_TYPE_F32, 3, 2, 2, 1, false) : oc_rand(ctx, GGML_TYPE_F32, 3, 2, 1, 1, false);
-    struct ggml_tensor * x = is_2D ? oc_rand(ctx, GGML_TYPE_F32, 8, 7, 2, 2, false) : oc_rand(ctx, GGML_TYPE_F32, 10, 2, 3, 1, false);
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * a = is_2D ? oc_rand(ctx, GGML_TYPE_F32, 3, 2, 2, 1, -1, 1) : oc_rand(ctx, GGML_TYPE_F32, 3, 2, 1, 1, -1, 1);
+    struct ggml_tensor * x = is_2D ? oc_rand(ctx, GGML_TYPE_F32, 8, 7, 2, 2, -1, 1) : oc_rand(ctx, GGML_TYPE_F32, 10, 2, 3, 1, -1, 1);
     const int s0 = 2, s1 = is_2D ? 3 : 0, p0 = 1, p1 = is_2D ? 1 : 0, d0 = 2, d1 = is_2D ? 1 : 0;
     struct ggml_tensor * cols = ggml_im2col(ctx, a, x, s0, s1, p0, p1, d0, d1, is_2D, GGML_TYPE_F32);
-    struct ggml_tensor * g = oc_rand(ctx, GGML_TYPE_F32, cols->ne[0], cols->ne[1], cols->ne[2], cols->ne[3], false);
+    struct ggml_tensor * g = oc_rand(ctx, GGML_TYPE_F32, cols->ne[0], cols->ne[1], cols->ne[2], cols->ne[3], -1, 1);
     struct ggml_tensor * back = ggml_im2col_back(ctx, g, a, x->ne, s0, s1, p0, p1, d0, d1, is_2D);
     TH_CHECK(ggml_are_same_shape(back, x) && back->op == GGML_OP_IM2COL_BACK, "im2col_back shape");
     for (int nth = 1; nth <= 2; nth++) {
-        oc_compute(ctx, cols, nth);
-        oc_compute(ctx, back, nth);
+        TH_CHECK(oc_compute(ctx, cols, nth) == GGML_STATUS_SUCCESS, "im2col compute");
+        TH_CHECK(oc_compute(ctx, back, nth) == GGML_STATUS_SUCCESS, "im2col_back compute");
         double lhs = 0, rhs = 0;
         for (int64_t i = 0; i < ggml_nelements(cols); i++) lhs += (double) ((float *) cols->data)[i] * ((float *) g->data)[i];
         for (int64_t i = 0; i < ggml_nelements(x); i++) rhs += (double) ((float *) x->data)[i] * ((float *) back->data)[i];
@@ -93,9 +95,9 @@ static void test_im2col_back(bool is_2D) {
 }
 
 static void test_conv_2d_family(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F32, 3, 2, 3, 4, false); // [KW, KH, IC, OC]
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 9, 7, 3, 2, false); // [W, H, IC, N]
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F32, 3, 2, 3, 4, -1, 1); // [KW, KH, IC, OC]
+    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 9, 7, 3, 2, -1, 1); // [W, H, IC, N]
 
     // composite: im2col + mul_mat, the graph llama.cpp builds
     struct ggml_tensor * c = ggml_conv_2d(ctx, k, x, 2, 1, 1, 0, 1, 2);
@@ -110,7 +112,7 @@ static void test_conv_2d_family(void) {
     oc_run_check(ctx, "conv_2d", c, ref, 1e-5, 1e-5);
     free(ref);
 
-    struct ggml_tensor * ks = oc_rand(ctx, GGML_TYPE_F32, 3, 3, 3, 2, false);
+    struct ggml_tensor * ks = oc_rand(ctx, GGML_TYPE_F32, 3, 3, 3, 2, -1, 1);
     struct ggml_tensor * c1 = ggml_conv_2d_s1_ph(ctx, ks, x);
     ref = ref_conv2d(ks, x, 1, 1, 1, 1, 1, 1, c1->ne[0], c1->ne[1], false);
     TH_CHECK(c1->ne[0] == 9 && c1->ne[1] == 7, "conv_2d_s1_ph keeps the size");
@@ -123,9 +125,9 @@ static void test_conv_2d_family(void) {
     free(ref);
 
     // direct (CONV_2D), F32 and F16 kernels, strided input
-    struct ggml_tensor * xn = oc_rand(ctx, GGML_TYPE_F32, 8, 5, 3, 2, true);
+    struct ggml_tensor * xn = oc_rand_padded(ctx, GGML_TYPE_F32, 8, 5, 3, 2, -1, 1);
     for (int f16 = 0; f16 <= 1; f16++) {
-        struct ggml_tensor * kd = oc_rand(ctx, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, 2, 3, 3, 5, false);
+        struct ggml_tensor * kd = oc_rand(ctx, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, 2, 3, 3, 5, -1, 1);
         struct ggml_tensor * d = ggml_conv_2d_direct(ctx, kd, xn, 1, 2, 1, 1, 2, 1);
         TH_CHECK(d->op == GGML_OP_CONV_2D && d->ne[2] == 5 && d->ne[3] == 2 && d->op_params[4] == 2, "conv_2d_direct node");
         ref = ref_conv2d(kd, xn, 1, 2, 1, 1, 2, 1, d->ne[0], d->ne[1], f16 != 0);
@@ -151,11 +153,11 @@ static void test_conv_2d_family(void) {
 }
 
 static void test_conv_1d_family(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F16, 3, 4, 5, 1, false); // [K, IC, OC]
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F16, 3, 4, 5, 1, -1, 1); // [K, IC, OC]
     // one batch: llama.cpp's conv_1d reshapes the [N*OL, OC] product straight to [OL, OC, N], which is only the
     // convolution for N = 1 (the graph is kept as llama.cpp builds it)
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 11, 4, 1, 1, false); // [L, IC, N]
+    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 11, 4, 1, 1, -1, 1); // [L, IC, N]
     for (int ph = 0; ph <= 1; ph++) {
         const int s = 2, d = 1, p = ph ? 1 : 2;
         struct ggml_tensor * c = ph ? ggml_conv_1d_ph(ctx, k, x, s, d) : ggml_conv_1d(ctx, k, x, s, p, d);
@@ -175,8 +177,8 @@ static void test_conv_1d_family(void) {
         free(ref);
     }
     // depthwise: a [K, 1, C], b [L, C, 1]
-    struct ggml_tensor * kdw = oc_rand(ctx, GGML_TYPE_F32, 5, 1, 6, 1, false);
-    struct ggml_tensor * xdw = oc_rand(ctx, GGML_TYPE_F32, 13, 6, 1, 1, false);
+    struct ggml_tensor * kdw = oc_rand(ctx, GGML_TYPE_F32, 5, 1, 6, 1, -1, 1);
+    struct ggml_tensor * xdw = oc_rand(ctx, GGML_TYPE_F32, 13, 6, 1, 1, -1, 1);
     for (int ph = 0; ph <= 1; ph++) {
         const int s = 1, d = 2, p = ph ? 2 : 3;
         struct ggml_tensor * c = ph ? ggml_conv_1d_dw_ph(ctx, kdw, xdw, s, d) : ggml_conv_1d_dw(ctx, kdw, xdw, s, p, d);
@@ -196,13 +198,13 @@ static void test_conv_1d_family(void) {
 }
 
 static void test_conv_2d_dw(void) {
-    struct ggml_context * ctx = oc_ctx();
+    struct ggml_context * ctx = oc_ctx(64);
     // F16: the composite multiplies the kernel with F16 im2col columns, which llama.cpp's mul_mat needs an F16
     // src0 for (the direct op takes it as well)
-    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F16, 3, 3, 1, 4, false); // [KW, KH, 1, C]
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 8, 7, 4, 2, false); // [W, H, C, N]
+    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F16, 3, 3, 1, 4, -1, 1); // [KW, KH, 1, C]
+    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 8, 7, 4, 2, -1, 1); // [W, H, C, N]
     // channels-innermost input: a [C, W, H, N] buffer permuted to [W, H, C, N]
-    struct ggml_tensor * xc_raw = oc_rand(ctx, GGML_TYPE_F32, 4, 8, 7, 2, false);
+    struct ggml_tensor * xc_raw = oc_rand(ctx, GGML_TYPE_F32, 4, 8, 7, 2, -1, 1);
     struct ggml_tensor * xc = ggml_permute(ctx, xc_raw, 2, 0, 1, 3);
     const int s0 = 2, s1 = 1, p0 = 1, p1 = 1, d0 = 1, d1 = 2;
     struct ggml_tensor * outs[3] = {
@@ -233,10 +235,10 @@ static void test_conv_2d_dw(void) {
 }
 
 static void test_conv_transpose(void) {
-    struct ggml_context * ctx = oc_ctx();
+    struct ggml_context * ctx = oc_ctx(64);
     for (int f16 = 0; f16 <= 1; f16++) {
-        struct ggml_tensor * k = oc_rand(ctx, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, 4, 3, 5, 1, false); // [K, OC, IC]
-        struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 6, 5, 1, 1, true);                          // [L, IC]
+        struct ggml_tensor * k = oc_rand(ctx, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, 4, 3, 5, 1, -1, 1); // [K, OC, IC]
+        struct ggml_tensor * x = oc_rand_padded(ctx, GGML_TYPE_F32, 6, 5, 1, 1, -1, 1);                  // [L, IC]
         const int s = 3;
         struct ggml_tensor * c = ggml_conv_transpose_1d(ctx, k, x, s, 0, 1);
         TH_CHECK(c->ne[0] == 5 * s + 4 && c->ne[1] == 3, "conv_transpose_1d shape");
@@ -248,8 +250,8 @@ static void test_conv_transpose(void) {
         oc_run_check(ctx, f16 ? "conv_transpose_1d f16" : "conv_transpose_1d f32", c, ref, f16 ? 1e-2 : 1e-5, 1e-3);
         free(ref);
 
-        struct ggml_tensor * k2 = oc_rand(ctx, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, 3, 2, 4, 3, false); // [KW, KH, OC, IC]
-        struct ggml_tensor * x2 = oc_rand(ctx, GGML_TYPE_F32, 5, 4, 3, 2, true);                          // [W, H, IC, N]
+        struct ggml_tensor * k2 = oc_rand(ctx, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, 3, 2, 4, 3, -1, 1); // [KW, KH, OC, IC]
+        struct ggml_tensor * x2 = oc_rand_padded(ctx, GGML_TYPE_F32, 5, 4, 3, 2, -1, 1);                 // [W, H, IC, N]
         struct ggml_tensor * c2 = ggml_conv_transpose_2d_p0(ctx, k2, x2, 2);
         TH_CHECK(c2->ne[0] == 4 * 2 + 3 && c2->ne[1] == 3 * 2 + 2 && c2->ne[2] == 4 && c2->ne[3] == 2, "conv_transpose_2d shape");
         ref = oc_alloc_ref(c2);
@@ -269,10 +271,10 @@ static void test_conv_transpose(void) {
 }
 
 static void test_conv_3d(void) {
-    struct ggml_context * ctx = oc_ctx();
+    struct ggml_context * ctx = oc_ctx(64);
     const int64_t IC = 2, OC = 3, N = 2;
-    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F32, 2, 3, 2, IC * OC, false); // [KW, KH, KD, IC*OC]
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 6, 5, 4, IC * N, false);  // [W, H, D, IC*N]
+    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F32, 2, 3, 2, IC * OC, -1, 1); // [KW, KH, KD, IC*OC]
+    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 6, 5, 4, IC * N, -1, 1);  // [W, H, D, IC*N]
     const int s[3] = { 2, 1, 1 }, p[3] = { 1, 0, 1 }, d[3] = { 1, 2, 1 };
     const int64_t OW = out_size(6, 2, s[0], p[0], d[0]), OH = out_size(5, 3, s[1], p[1], d[1]), OD = out_size(4, 2, s[2], p[2], d[2]);
 

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 static void test_pool(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 11, 7, 3, 2, true);
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * x = oc_rand_padded(ctx, GGML_TYPE_F32, 11, 7, 3, 2, -1, 1);
     for (int kind = 0; kind < 2; kind++) {
         const enum ggml_op_pool op = kind ? GGML_OP_POOL_AVG : GGML_OP_POOL_MAX;
         // 1D, window clipped to the row; AVG divides by the elements inside
@@ -69,13 +69,13 @@ static void test_pool(void) {
 }
 
 static void test_pool_back(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * af = oc_rand(ctx, GGML_TYPE_F32, 9, 8, 2, 1, false);
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * af = oc_rand(ctx, GGML_TYPE_F32, 9, 8, 2, 1, -1, 1);
     for (int kind = 0; kind < 2; kind++) {
         const enum ggml_op_pool op = kind ? GGML_OP_POOL_AVG : GGML_OP_POOL_MAX;
         const int k0 = 3, k1 = 2, s0 = 2, s1 = 2, p0 = 1, p1 = 0;
         struct ggml_tensor * fwd = ggml_pool_2d(ctx, af, op, k0, k1, s0, s1, p0, p1);
-        struct ggml_tensor * g = oc_rand(ctx, GGML_TYPE_F32, fwd->ne[0], fwd->ne[1], fwd->ne[2], fwd->ne[3], false);
+        struct ggml_tensor * g = oc_rand(ctx, GGML_TYPE_F32, fwd->ne[0], fwd->ne[1], fwd->ne[2], fwd->ne[3], -1, 1);
         struct ggml_tensor * b = ggml_pool_2d_back(ctx, g, af, op, k0, k1, s0, s1, p0, p1);
         TH_CHECK(ggml_are_same_shape(b, af), "pool_2d_back shape");
         double * ref = oc_alloc_ref(b);
@@ -144,8 +144,8 @@ static double ref_sample(const struct ggml_tensor * x, uint32_t mode, int64_t i0
 }
 
 static void test_upscale(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 5, 4, 3, 2, true);
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * x = oc_rand_padded(ctx, GGML_TYPE_F32, 5, 4, 3, 2, -1, 1);
     const uint32_t modes[] = {
         GGML_SCALE_MODE_NEAREST, GGML_SCALE_MODE_BILINEAR, GGML_SCALE_MODE_BICUBIC,
         GGML_SCALE_MODE_BILINEAR | GGML_SCALE_FLAG_ALIGN_CORNERS, GGML_SCALE_MODE_BICUBIC | GGML_SCALE_FLAG_ALIGN_CORNERS,
@@ -199,8 +199,8 @@ static void test_upscale(void) {
 }
 
 static void test_pad_timestep(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 6, 3, 2, 1, false);
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 6, 3, 2, 1, -1, 1);
     struct ggml_tensor * o = ggml_pad_reflect_1d(ctx, x, 3, 5);
     TH_CHECK(o->ne[0] == 14, "pad_reflect_1d shape");
     double * ref = oc_alloc_ref(o);
@@ -233,8 +233,8 @@ static void test_pad_timestep(void) {
 }
 
 static void test_windows_rel_pos(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 3, 7, 5, 1, false); // [C, W, H]
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 3, 7, 5, 1, -1, 1); // [C, W, H]
     const int w = 3;
     struct ggml_tensor * part = ggml_win_part(ctx, x, w);
     TH_CHECK(part->ne[1] == 3 && part->ne[2] == 3 && part->ne[3] == 3 * 2 && part->op_params[0] == 3 && part->op_params[1] == 2,
@@ -254,7 +254,7 @@ static void test_windows_rel_pos(void) {
     oc_run_check(ctx, "win_unpart(win_part(x)) == x", un, ref, 0, 0);
     free(ref);
 
-    struct ggml_tensor * tab = oc_rand(ctx, GGML_TYPE_F16, 4, 2 * 5 - 1, 1, 1, false);
+    struct ggml_tensor * tab = oc_rand(ctx, GGML_TYPE_F16, 4, 2 * 5 - 1, 1, 1, -1, 1);
     struct ggml_tensor * rp = ggml_get_rel_pos(ctx, tab, 5, 5);
     TH_CHECK(rp->type == GGML_TYPE_F16 && rp->ne[1] == 5 && rp->ne[2] == 5, "get_rel_pos shape");
     ref = oc_alloc_ref(rp);
@@ -266,9 +266,9 @@ static void test_windows_rel_pos(void) {
     // a [W*W, W*H, B] with per-(i11, i12, i13) blocks [y][x] += ph[y] + pw[x]
     const int64_t W = 3, Hh = 2, B = 3;
     for (int inplace = 0; inplace <= 1; inplace++) {
-        struct ggml_tensor * a  = oc_rand(ctx, GGML_TYPE_F32, W * W, W * Hh, B, 1, false);
-        struct ggml_tensor * pw = oc_rand(ctx, GGML_TYPE_F32, W, W, Hh, B, false);
-        struct ggml_tensor * ph = oc_rand(ctx, GGML_TYPE_F32, W, W, Hh, B, false);
+        struct ggml_tensor * a  = oc_rand(ctx, GGML_TYPE_F32, W * W, W * Hh, B, 1, -1, 1);
+        struct ggml_tensor * pw = oc_rand(ctx, GGML_TYPE_F32, W, W, Hh, B, -1, 1);
+        struct ggml_tensor * ph = oc_rand(ctx, GGML_TYPE_F32, W, W, Hh, B, -1, 1);
         ref = oc_alloc_ref(a);
         idx = 0;
         for (int64_t i13 = 0; i13 < B; i13++) for (int64_t i12 = 0; i12 < Hh; i12++) for (int64_t i11 = 0; i11 < W; i11++)
@@ -277,10 +277,10 @@ static void test_windows_rel_pos(void) {
         struct ggml_tensor * o = inplace ? ggml_add_rel_pos_inplace(ctx, a, pw, ph) : ggml_add_rel_pos(ctx, a, pw, ph);
         TH_CHECK((o->data == a->data) == (inplace != 0) && o->op_params[0] == inplace, "add_rel_pos in place or not");
         // in place accumulates into a: compute once
-        oc_compute(ctx, o, 2);
+        TH_CHECK(oc_compute(ctx, o, 2) == GGML_STATUS_SUCCESS, "add_rel_pos compute");
         oc_compare(inplace ? "add_rel_pos_inplace" : "add_rel_pos", 2, o, ref, 1e-6, 1e-6);
         if (!inplace) {
-            oc_compute(ctx, o, 1);
+            TH_CHECK(oc_compute(ctx, o, 1) == GGML_STATUS_SUCCESS, "add_rel_pos compute");
             oc_compare("add_rel_pos", 1, o, ref, 1e-6, 1e-6);
         }
         free(ref);
@@ -289,9 +289,9 @@ static void test_windows_rel_pos(void) {
 }
 
 static void test_dump_dot(void) {
-    struct ggml_context * ctx = oc_ctx();
-    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F32, 3, 3, 2, 2, false);
-    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 8, 8, 2, 1, false);
+    struct ggml_context * ctx = oc_ctx(64);
+    struct ggml_tensor * k = oc_rand(ctx, GGML_TYPE_F32, 3, 3, 2, 2, -1, 1);
+    struct ggml_tensor * x = oc_rand(ctx, GGML_TYPE_F32, 8, 8, 2, 1, -1, 1);
     ggml_set_name(k, "kernel");
     struct ggml_tensor * y = ggml_pool_2d(ctx, ggml_conv_2d(ctx, k, x, 1, 1, 1, 1, 1, 1), GGML_OP_POOL_MAX, 2, 2, 2, 2, 0, 0);
     struct ggml_cgraph * gf = ggml_new_graph(ctx);

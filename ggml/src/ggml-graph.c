@@ -1,7 +1,9 @@
 // Computation graphs: creation inside a context, forward expansion (topological order, use counts,
-// the compute flag for ggml_build_forward_select), copies, views and lookups.
+// the compute flag for ggml_build_forward_select), copies, views, lookups and the reset of the gradients
+// (the backward pass itself is ggml-backward.c).
 
 #include "ggml-graph.h"
+#include "ggml-backend.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -69,7 +71,7 @@ static size_t graph_nbytes(size_t size, bool grads) {
     nbytes += hash_size * sizeof(int32_t);                  // use_counts
     nbytes += hash_size * sizeof(struct ggml_tensor *);     // hash keys
     if (grads) {
-        nbytes += size * sizeof(struct ggml_tensor *) * 2;  // grads + grad_accs
+        nbytes += hash_size * sizeof(struct ggml_tensor *) * 2; // grads + grad_accs, indexed by hash slot
     }
     nbytes += ggml_bitset_size(hash_size) * sizeof(ggml_bitset_t);
     return nbytes;
@@ -101,8 +103,8 @@ struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t siz
     struct ggml_tensor ** nodes_ptr     = p; p += size;
     struct ggml_tensor ** leafs_ptr     = p; p += size;
     struct ggml_tensor ** hash_keys_ptr = p; p += hash_size;
-    struct ggml_tensor ** grads_ptr     = grads ? p : NULL; p += grads ? size : 0;
-    struct ggml_tensor ** grad_accs_ptr = grads ? p : NULL; p += grads ? size : 0;
+    struct ggml_tensor ** grads_ptr     = grads ? p : NULL; p += grads ? hash_size : 0;
+    struct ggml_tensor ** grad_accs_ptr = grads ? p : NULL; p += grads ? hash_size : 0;
     int32_t * use_counts_ptr = (int32_t *) p;
     ggml_bitset_t * hash_used = (ggml_bitset_t *) (use_counts_ptr + hash_size);
 
@@ -120,8 +122,8 @@ struct ggml_cgraph * ggml_new_graph_custom(struct ggml_context * ctx, size_t siz
     };
     ggml_hash_set_reset(&cgraph->visited_hash_set);
     if (grads) {
-        memset(cgraph->grads, 0, size * sizeof(struct ggml_tensor *));
-        memset(cgraph->grad_accs, 0, size * sizeof(struct ggml_tensor *));
+        memset(cgraph->grads, 0, hash_size * sizeof(struct ggml_tensor *));
+        memset(cgraph->grad_accs, 0, hash_size * sizeof(struct ggml_tensor *));
     }
     return cgraph;
 }
@@ -324,6 +326,10 @@ void ggml_graph_cpy(struct ggml_cgraph * src, struct ggml_cgraph * dst) {
     memcpy(dst->nodes, src->nodes, sizeof(struct ggml_tensor *) * (size_t) src->n_nodes);
 
     ggml_hash_set_reset(&dst->visited_hash_set);
+    if (dst->grads) {
+        memset(dst->grads, 0, dst->visited_hash_set.size * sizeof(struct ggml_tensor *));
+        memset(dst->grad_accs, 0, dst->visited_hash_set.size * sizeof(struct ggml_tensor *));
+    }
     for (size_t i = 0; i < src->visited_hash_set.size; ++i) {
         if (ggml_bitset_get(src->visited_hash_set.used, i)) {
             const size_t j = ggml_hash_insert(&dst->visited_hash_set, src->visited_hash_set.keys[i]);
@@ -345,9 +351,43 @@ struct ggml_cgraph * ggml_graph_dup(struct ggml_context * ctx, struct ggml_cgrap
     return result;
 }
 
+// zeroes a host or backend tensor (value 0), or sets the F32 scalar t to value
+static void graph_fill_f32(struct ggml_tensor * t, float value) {
+    if (value == 0.0f) {
+        if (t->buffer) {
+            ggml_backend_tensor_memset(t, 0, 0, ggml_nbytes(t));
+        } else {
+            ggml_set_zero(t);
+        }
+        return;
+    }
+    GGML_ASSERT(t->type == GGML_TYPE_F32 && ggml_is_scalar(t));
+    if (t->buffer) {
+        ggml_backend_tensor_set(t, &value, 0, sizeof(float));
+    } else {
+        GGML_ASSERT(t->data != NULL);
+        *(float *) t->data = value;
+    }
+}
+
+// Before a backward pass: the gradient accumulators are zeroed, except the loss's, which is set to 1 (d loss /
+// d loss), and the AdamW moments start again from zero (as llama.cpp).
 void ggml_graph_reset(struct ggml_cgraph * cgraph) {
-    // gradients are never built by this library (no backward pass), so there is nothing to zero
-    (void) cgraph;
+    if (cgraph == NULL) {
+        return;
+    }
+    GGML_ASSERT(cgraph->grads != NULL && "ggml_graph_reset: the graph has no gradients");
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        struct ggml_tensor * node = cgraph->nodes[i];
+        if (node->op == GGML_OP_OPT_STEP_ADAMW) {
+            graph_fill_f32(node->src[2], 0.0f);
+            graph_fill_f32(node->src[3], 0.0f);
+        }
+        struct ggml_tensor * grad_acc = ggml_graph_get_grad_acc(cgraph, node);
+        if (grad_acc) {
+            graph_fill_f32(grad_acc, (node->flags & GGML_TENSOR_FLAG_LOSS) ? 1.0f : 0.0f);
+        }
+    }
 }
 
 void ggml_graph_clear(struct ggml_cgraph * cgraph) {

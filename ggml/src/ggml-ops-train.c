@@ -1,7 +1,10 @@
-// Op constructors for training: the cross-entropy loss and its gradient, and the optimizer steps (AdamW, SGD)
-// that update a parameter tensor in place. Operand order, shapes and checks follow llama.cpp's ggml.c.
+// Op constructors for training: the cross-entropy loss and its gradient, the gradient of attention
+// (flash_attn_back), and the optimizer steps (AdamW, SGD) that update a parameter tensor in place. Operand order,
+// shapes and checks follow llama.cpp's ggml.c.
 
 #include "ggml-graph.h"
+
+#include <math.h>
 
 #define RETURN_IF_NULL(t) do { if ((t) == NULL) { return NULL; } } while (0)
 
@@ -65,5 +68,35 @@ struct ggml_tensor * ggml_opt_step_sgd(struct ggml_context * ctx, struct ggml_te
     r->src[0] = a;
     r->src[1] = grad;
     r->src[2] = sgd_params;
+    return r;
+}
+
+// q [D, N, ne2, ne3], k [D, M, kvne2, ne3], v [M, Dv, kvne2, ne3] (transposed), d [Dv, N, ne2, ne3] -> F32 vector
+// holding dQ, dK, dV one after the other, each padded to GGML_MEM_ALIGN bytes (llama.cpp's layout).
+// op_params: i32 masked, f32 scale (1/sqrt(D) here; the backward pass of flash_attn_ext sets its own scale and
+// puts the additive mask of flash_attn_ext in src[4])
+struct ggml_tensor * ggml_flash_attn_back(struct ggml_context * ctx, struct ggml_tensor * q, struct ggml_tensor * k,
+                                          struct ggml_tensor * v, struct ggml_tensor * d, bool masked) {
+    const int64_t D = q->ne[0], N = q->ne[1], M = k->ne[1];
+    GGML_ASSERT(k->ne[0] == D);
+    GGML_ASSERT(v->ne[0] == M);
+    GGML_ASSERT(d->ne[0] == v->ne[1] && d->ne[1] == N);
+    GGML_ASSERT(v->ne[2] == k->ne[2] && v->ne[3] == k->ne[3] && k->ne[3] == q->ne[3]);
+    GGML_ASSERT(d->ne[2] == q->ne[2] && d->ne[3] == q->ne[3]);
+    GGML_ASSERT(k->ne[2] > 0 && q->ne[2] % k->ne[2] == 0);
+
+    const size_t ts  = sizeof(float);
+    const size_t end = GGML_PAD((size_t) ggml_nelements(q) * ts, GGML_MEM_ALIGN) +
+                       GGML_PAD((size_t) ggml_nelements(k) * ts, GGML_MEM_ALIGN) +
+                       GGML_PAD((size_t) ggml_nelements(v) * ts, GGML_MEM_ALIGN);
+    struct ggml_tensor * r = ggml_new_tensor_1d(ctx, GGML_TYPE_F32, (int64_t) ((end + ts - 1) / ts));
+    RETURN_IF_NULL(r);
+    ggml_set_op_params_i32(r, 0, masked ? 1 : 0);
+    ggml_set_op_params_f32(r, 1, 1.0f / sqrtf((float) D));
+    r->op     = GGML_OP_FLASH_ATTN_BACK;
+    r->src[0] = q;
+    r->src[1] = k;
+    r->src[2] = v;
+    r->src[3] = d;
     return r;
 }

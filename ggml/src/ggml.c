@@ -738,8 +738,17 @@ struct ggml_tensor * ggml_format_name(struct ggml_tensor * t, const char * fmt, 
 
 void ggml_set_input (struct ggml_tensor * t) { t->flags |= GGML_TENSOR_FLAG_INPUT; }
 void ggml_set_output(struct ggml_tensor * t) { t->flags |= GGML_TENSOR_FLAG_OUTPUT; }
-void ggml_set_param (struct ggml_tensor * t) { t->flags |= GGML_TENSOR_FLAG_PARAM; }
-void ggml_set_loss  (struct ggml_tensor * t) { t->flags |= GGML_TENSOR_FLAG_LOSS; }
+// a trainable parameter is an input of the graph (no op); the loss is an F32 scalar (as llama.cpp asserts)
+void ggml_set_param(struct ggml_tensor * t) {
+    GGML_ASSERT(t->op == GGML_OP_NONE);
+    t->flags |= GGML_TENSOR_FLAG_PARAM;
+}
+
+void ggml_set_loss(struct ggml_tensor * t) {
+    GGML_ASSERT(ggml_is_scalar(t));
+    GGML_ASSERT(t->type == GGML_TYPE_F32);
+    t->flags |= GGML_TENSOR_FLAG_LOSS;
+}
 
 // ---- validation of row data -----------------------------------------------------------------------------
 

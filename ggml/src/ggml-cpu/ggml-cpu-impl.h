@@ -81,6 +81,10 @@ void ggml_cpu_forward_mul_mat_group(const struct ggml_compute_params * params, s
 // work buffer bytes of such a group on the vec path (0: none needed)
 size_t ggml_cpu_mul_mat_vec_work_size(struct ggml_tensor * const * dsts, int n, int n_threads);
 void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, struct ggml_tensor * dst);
+// FLASH_ATTN_BACK (ops-attn-back.c)
+void   ggml_cpu_forward_flash_attn_back(const struct ggml_compute_params * params, struct ggml_tensor * dst);
+bool   ggml_cpu_flash_attn_back_supported(const struct ggml_tensor * op);
+size_t ggml_cpu_flash_attn_back_work_size(const struct ggml_tensor * op, int n_threads);
 void ggml_cpu_forward_get_rows (const struct ggml_compute_params * params, struct ggml_tensor * dst);
 void ggml_cpu_forward_set_rows (const struct ggml_compute_params * params, struct ggml_tensor * dst);
 void ggml_cpu_forward_reduce   (const struct ggml_compute_params * params, struct ggml_tensor * dst); // SUM, SUM_ROWS, MEAN, CUMSUM, ARGMAX, COUNT_EQUAL

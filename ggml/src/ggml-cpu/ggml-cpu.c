@@ -226,6 +226,7 @@ static void compute_forward(const struct ggml_compute_params * params, struct gg
         case GGML_OP_MUL_MAT:        ggml_cpu_forward_mul_mat(params, node); break;
         case GGML_OP_MUL_MAT_ID:     ggml_cpu_forward_mul_mat_id(params, node); break;
         case GGML_OP_FLASH_ATTN_EXT: ggml_cpu_forward_flash_attn_ext(params, node); break;
+        case GGML_OP_FLASH_ATTN_BACK: ggml_cpu_forward_flash_attn_back(params, node); break;
         case GGML_OP_GET_ROWS:       ggml_cpu_forward_get_rows(params, node); break;
         case GGML_OP_SET_ROWS:       ggml_cpu_forward_set_rows(params, node); break;
         case GGML_OP_SUM:
@@ -812,6 +813,8 @@ bool ggml_cpu_supports_op(const struct ggml_tensor * op) {
             return s0->type == GGML_TYPE_F32 && mul_mat_supported(k->type, GGML_TYPE_F32) && can_to_float(v->type) &&
                    ggml_is_contiguous_rows(k) && ggml_is_contiguous_rows(v);
         }
+        case GGML_OP_FLASH_ATTN_BACK:
+            return ggml_cpu_flash_attn_back_supported(op);
         case GGML_OP_GET_ROWS:
             return s1->type == GGML_TYPE_I32 && (s0->type == GGML_TYPE_I32 ? op->type == GGML_TYPE_I32 : can_to_float(s0->type));
         case GGML_OP_SET_ROWS:
@@ -978,6 +981,8 @@ size_t ggml_cpu_op_work_size(const struct ggml_tensor * node, int n_threads) {
             const enum ggml_type qt = kk->vec_dot_type == GGML_TYPE_COUNT ? GGML_TYPE_F32 : kk->vec_dot_type;
             return nth * ggml_cpu_fa_scratch_size(s0->ne[0], v->ne[0], ggml_row_size(qt, s0->ne[0]));
         }
+        case GGML_OP_FLASH_ATTN_BACK:
+            return ggml_cpu_flash_attn_back_work_size(node, n_threads);
         case GGML_OP_SOFT_MAX:
         case GGML_OP_ROPE:
         case GGML_OP_ROPE_BACK:
