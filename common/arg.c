@@ -1445,10 +1445,8 @@ static const char * h_reasoning_format(struct common_params * p, const char * v)
     if (!parse_choice(v, tab, N_CHOICES(tab), &x)) {
         return arg_errorf("Unknown reasoning format: %s", v);
     }
+    // llama-server parses thoughts out of the chat output with it (common/chat-parse.c)
     p->reasoning_format = (enum common_reasoning_format) x;
-    if (x != COMMON_REASONING_FORMAT_NONE) {
-        warn_no_effect("--reasoning-format", "thoughts are not extracted; they stay in the content as with 'none'");
-    }
     return NULL;
 }
 

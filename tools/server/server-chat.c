@@ -3,7 +3,9 @@
 // (LLAMA_SERVER_HAVE_CHAT, see CMakeLists.txt).
 #include "server-context.h"
 
+#include "chat-parse.h"
 #include "chat-template-jinja.h"
+#include "json-schema-to-grammar.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +111,7 @@ struct common_chat_jinja * server_chat_jinja_init(const struct server_context * 
 
 // the Jinja rendering, or NULL with the reason in err
 static char * apply_jinja(const struct server_context * sc, const json_t * msgs, bool add_ass, const json_t * body,
-                          struct sj_err * err) {
+                          bool enable_thinking, struct sj_err * err) {
     const json_t * tools = body ? json_object_get(body, "tools") : NULL;
     const json_t * kwargs = body ? json_object_get(body, "chat_template_kwargs") : NULL;
     if (tools && !json_is_null(tools) && !json_is_array(tools)) {
@@ -126,6 +128,15 @@ static char * apply_jinja(const struct server_context * sc, const json_t * msgs,
         merged = json_loads(sc->params.default_template_kwargs, 0, NULL); // validated by the option parser
         if (merged && json_is_object(kwargs)) {
             json_object_update(merged, (json_t *) kwargs);
+        }
+    }
+    // thinking turned off (--reasoning-budget 0) reaches the template unless a kwarg says otherwise
+    if (!enable_thinking) {
+        if (!merged) {
+            merged = json_is_object(kwargs) ? json_deep_copy(kwargs) : json_object();
+        }
+        if (merged && !json_object_get(merged, "enable_thinking")) {
+            json_object_set_new(merged, "enable_thinking", json_false());
         }
     }
     char * out = common_chat_jinja_apply(sc->chat_jinja, msgs, tools, add_ass, merged ? merged : kwargs, err->msg,
@@ -158,9 +169,248 @@ static char * apply_builtin(const struct server_context * sc, const struct llama
     return buf;
 }
 
+// llama.cpp's Llama 3.x builtin tools (handle_builtin_tool in common/chat.cpp)
+static bool is_llama3_builtin_tool(const char * name) {
+    static const char * const names[] = { "wolfram_alpha", "web_search", "brave_search", "python", "code_interpreter" };
+    for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(name, names[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char * tool_name(const json_t * tool) {
+    return json_string_value(json_object_get(json_object_get(tool, "function"), "name"));
+}
+
+// minja's chat_template::add_system (which llama.cpp uses): the text joins an existing system message after a blank
+// line, or becomes the first message (new reference)
+static json_t * add_system(const json_t * msgs, const char * text) {
+    json_t * out = json_deep_copy(msgs);
+    if (!out) {
+        return NULL;
+    }
+    json_t * first = json_array_get(out, 0);
+    const char * role = json_string_value(json_object_get(first, "role"));
+    const char * sys = json_string_value(json_object_get(first, "content"));
+    if (role && strcmp(role, "system") == 0 && sys) {
+        const size_t n = strlen(sys) + strlen(text) + 3;
+        char * joined = malloc(n);
+        if (!joined) {
+            json_decref(out);
+            return NULL;
+        }
+        snprintf(joined, n, "%s\n\n%s", sys, text);
+        json_array_set_new(out, 0, json_pack("{s:s, s:s}", "role", "system", "content", joined));
+        free(joined);
+    } else {
+        json_array_insert_new(out, 0, json_pack("{s:s, s:s}", "role", "system", "content", text));
+    }
+    return out;
+}
+
+// enable_thinking as llama.cpp's server decides it: on unless --reasoning-budget 0, overridden by the
+// chat_template_kwargs (request over --chat-template-kwargs); a string there is an error
+static bool read_enable_thinking(const struct server_context * sc, const json_t * body, bool * out,
+                                 struct sj_err * err) {
+    *out = sc->params.reasoning_budget != 0;
+    json_t * defaults = sc->params.default_template_kwargs ? json_loads(sc->params.default_template_kwargs, 0, NULL)
+                                                           : NULL;
+    const json_t * kw = body ? json_object_get(body, "chat_template_kwargs") : NULL;
+    const json_t * v = json_is_object(kw) ? json_object_get(kw, "enable_thinking") : NULL;
+    if (!v) {
+        v = json_object_get(defaults, "enable_thinking");
+    }
+    bool ok = true;
+    if (json_is_boolean(v)) {
+        *out = json_is_true(v);
+    } else if (json_is_string(v)) {
+        snprintf(err->msg, sizeof(err->msg), "invalid type for \"enable_thinking\" (expected boolean, got string)");
+        ok = false;
+    }
+    json_decref(defaults);
+    return ok;
+}
+
+// the JSON schema llama.cpp's generic format constrains the output to (common_chat_params_init_generic): one tool
+// call (or, parallel, a list of them) or, unless tool_choice is "required", a {"response": ...} reply
+static json_t * generic_schema(const json_t * tools, bool required, bool parallel, const json_t * response_schema) {
+    json_t * calls = json_array();
+    size_t i;
+    const json_t * t;
+    json_array_foreach(tools, i, t) {
+        const json_t * fn = json_object_get(t, "function");
+        const json_t * params = json_object_get(fn, "parameters");
+        json_t * args = params ? json_incref((json_t *) params) : json_object();
+        json_t * one = json_pack("{s:s, s:{s:{s:s, s:O}, s:o}, s:[s, s]}", "type", "object", "properties", "name", "type",
+                                 "string", "const", json_object_get(fn, "name"), "arguments", args, "required", "name",
+                                 "arguments");
+        if (!one) {
+            continue;
+        }
+        if (json_object_get(fn, "description")) {
+            json_object_set(one, "description", json_object_get(fn, "description"));
+        }
+        if (parallel) {
+            json_object_set_new(json_object_get(one, "properties"), "id",
+                                json_pack("{s:s, s:i}", "type", "string", "minLength", 4));
+            json_array_append_new(json_object_get(one, "required"), json_string("id"));
+        }
+        json_array_append_new(calls, one);
+    }
+    json_t * item = json_array_size(calls) == 1 ? json_incref(json_array_get(calls, 0)) : json_pack("{s:O}", "anyOf", calls);
+    json_decref(calls);
+    json_t * call = parallel ? json_pack("{s:s, s:{s:{s:s, s:o, s:i}}, s:[s]}", "type", "object", "properties",
+                                         "tool_calls", "type", "array", "items", item, "minItems", 1, "required",
+                                         "tool_calls")
+                             : json_pack("{s:s, s:{s:o}, s:[s]}", "type", "object", "properties", "tool_call", item,
+                                         "required", "tool_call");
+    if (required || !call) {
+        return call;
+    }
+    json_t * resp = response_schema ? json_incref((json_t *) response_schema) : json_pack("{s:s}", "type", "string");
+    return json_pack("{s:[o, {s:s, s:{s:o}, s:[s]}]}", "anyOf", call, "type", "object", "properties", "response", resp,
+                     "required", "response");
+}
+
+// the request's response schema (json_schema or response_format), NULL for none
+static const json_t * request_schema(const json_t * body) {
+    const json_t * js = json_object_get(body, "json_schema");
+    if (json_is_object(js)) {
+        return js;
+    }
+    const json_t * rf = json_object_get(body, "response_format");
+    const char * type = json_string_value(json_object_get(rf, "type"));
+    if (type && strcmp(type, "json_object") == 0) {
+        return json_object_get(rf, "schema") ? json_object_get(rf, "schema") : rf;
+    }
+    if (type && strcmp(type, "json_schema") == 0) {
+        const json_t * s = json_object_get(json_object_get(rf, "json_schema"), "schema");
+        return s ? s : rf;
+    }
+    return NULL;
+}
+
+static bool ends_with(const char * s, const char * suffix) {
+    const size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+// a prompt that ends inside an opened thinking block: closed when thinking is off, else the output starts in it
+// (llama.cpp's Hermes 2 Pro, DeepSeek R1 and Command R7B handlers)
+static char * thinking_open_prompt(char * prompt, enum common_chat_format format, bool enable_thinking,
+                                   bool * forced_open) {
+    const char * open = format == COMMON_CHAT_FORMAT_COMMAND_R7B ? "<|START_THINKING|>" : "<think>\n";
+    const char * close = format == COMMON_CHAT_FORMAT_COMMAND_R7B ? "<|END_THINKING|>" : "</think>";
+    if (format != COMMON_CHAT_FORMAT_HERMES_2_PRO && format != COMMON_CHAT_FORMAT_DEEPSEEK_R1 &&
+        format != COMMON_CHAT_FORMAT_COMMAND_R7B) {
+        return prompt;
+    }
+    if (!ends_with(prompt, open)) {
+        return prompt;
+    }
+    if (enable_thinking) {
+        *forced_open = true;
+        return prompt;
+    }
+    const size_t n = strlen(prompt), k = strlen(close);
+    char * p = realloc(prompt, n + k + 1);
+    if (!p) {
+        free(prompt);
+        return NULL;
+    }
+    memcpy(p + n, close, k + 1);
+    return p;
+}
+
 // the formatted prompt (malloc'd) or NULL with err set
 char * server_apply_chat_template(const struct server_context * sc, const json_t * msgs, bool add_ass,
                                   const json_t * body, struct sj_err * err) {
+    return server_apply_chat_template_params(sc, msgs, add_ass, body, NULL, err);
+}
+
+char * server_apply_chat_template_params(const struct server_context * sc, const json_t * msgs, bool add_ass,
+                                         const json_t * body, struct server_chat_params * cp, struct sj_err * err) {
+    struct server_chat_params local;
+    if (!cp) {
+        cp = &local;
+    }
+    memset(cp, 0, sizeof(*cp));
+    cp->format = COMMON_CHAT_FORMAT_CONTENT_ONLY;
+    // llama.cpp's oaicompat_chat_params_parse: tools count unless tool_choice is "none"; they exclude a grammar
+    const json_t * tools = body ? json_object_get(body, "tools") : NULL;
+    const json_t * tc = body ? json_object_get(body, "tool_choice") : NULL;
+    const char * choice = json_is_string(tc) ? json_string_value(tc) : "auto";
+    if (strcmp(choice, "auto") != 0 && strcmp(choice, "none") != 0 && strcmp(choice, "required") != 0) {
+        snprintf(err->msg, sizeof(err->msg), "Invalid tool_choice: %.200s", choice);
+        return NULL;
+    }
+    const bool has_tools = json_is_array(tools) && json_array_size(tools) > 0 && strcmp(choice, "none") != 0;
+    if (has_tools && json_object_get(body, "grammar")) {
+        snprintf(err->msg, sizeof(err->msg), "Cannot use custom grammar constraints with tools.");
+        return NULL;
+    }
+    const json_t * rfj = body ? json_object_get(body, "reasoning_format") : NULL;
+    enum common_reasoning_format rf;
+    if (rfj && !json_is_null(rfj) && (!json_is_string(rfj) || !common_reasoning_format_from_name(json_string_value(rfj), &rf))) {
+        snprintf(err->msg, sizeof(err->msg), "Unknown reasoning format: %.200s",
+                 json_is_string(rfj) ? json_string_value(rfj) : sj_type_name(rfj));
+        return NULL;
+    }
+    bool enable_thinking = true;
+    if (!read_enable_thinking(sc, body, &enable_thinking, err)) {
+        return NULL;
+    }
+    cp->parse_tool_calls = has_tools || (body && json_is_true(json_object_get(body, "parse_tool_calls")));
+    json_t * tweaked = NULL;
+    if (sc->chat_jinja) {
+        bool builtin = false;
+        size_t i;
+        const json_t * t;
+        json_array_foreach(has_tools ? tools : NULL, i, t) {
+            builtin |= is_llama3_builtin_tool(tool_name(t));
+        }
+        const json_t * schema = body ? request_schema(body) : NULL;
+        cp->format = common_chat_detect_format(sc->chat_template, has_tools, schema != NULL, builtin);
+        const json_t * m = msgs;
+        if (cp->format == COMMON_CHAT_FORMAT_GENERIC && has_tools) {
+            tweaked = add_system(msgs, "Respond in JSON format, either with `tool_call` (a request to call tools) or "
+                                       "with `response` reply to the user's request");
+            m = tweaked ? tweaked : msgs;
+            const bool parallel = json_is_true(json_object_get(body, "parallel_tool_calls")) &&
+                                  sc->chat_jinja->caps.supports_parallel_tool_calls;
+            json_t * gs = generic_schema(tools, strcmp(choice, "required") == 0, parallel, schema);
+            char gerr[256] = "";
+            cp->grammar = gs ? json_schema_to_grammar(gs, gerr, sizeof(gerr)) : NULL;
+            json_decref(gs);
+            if (!cp->grammar) {
+                json_decref(tweaked);
+                snprintf(err->msg, sizeof(err->msg), "failed to build the tool-call grammar: %.200s", gerr);
+                return NULL;
+            }
+        }
+        if (has_tools && !sc->chat_jinja->caps.supports_tools) {
+            // minja's tool polyfill (llama.cpp): a template that does not show tools gets them in the system text
+            char * list = json_dumps(tools, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+            const char * intro = "You can call any of the following tools to satisfy the user's requests: ";
+            char * text = list ? malloc(strlen(intro) + strlen(list) + 1) : NULL;
+            json_t * more = NULL;
+            if (text) {
+                strcpy(text, intro);
+                strcat(text, list);
+                more = add_system(m, text);
+            }
+            free(text);
+            free(list);
+            if (more) {
+                json_decref(tweaked);
+                tweaked = more;
+                m = more;
+            }
+        }
+        msgs = m;
+    }
     struct llama_chat_message * chat = NULL;
     char ** owned = NULL;
     size_t n = 0;
@@ -168,7 +418,7 @@ char * server_apply_chat_template(const struct server_context * sc, const json_t
     // the message checks (and their error texts) are the same on both paths
     if (chat_messages(msgs, &chat, &owned, &n, err)) {
         if (sc->chat_jinja) {
-            buf = apply_jinja(sc, msgs, add_ass, body, err);
+            buf = apply_jinja(sc, msgs, add_ass, body, enable_thinking, err);
             if (!buf) {
                 SRV_WRN("%s: the Jinja chat template failed (%s); trying the built-in template\n", __func__, err->msg);
                 struct sj_err jerr = *err;
@@ -186,5 +436,19 @@ char * server_apply_chat_template(const struct server_context * sc, const json_t
     }
     free(owned);
     free(chat);
+    json_decref(tweaked);
+    if (buf && sc->chat_jinja && add_ass) {
+        buf = thinking_open_prompt(buf, cp->format, enable_thinking, &cp->thinking_forced_open);
+        if (!buf) {
+            snprintf(err->msg, sizeof(err->msg), "out of memory");
+        }
+    }
+    if (!buf) {
+        free(cp->grammar);
+        cp->grammar = NULL;
+    }
+    if (cp == &local) {
+        free(local.grammar);
+    }
     return buf;
 }

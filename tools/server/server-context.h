@@ -12,6 +12,7 @@
 #include "server-queue.h"
 #include "server-task.h"
 
+#include "chat-parse.h"
 #include "chat-template-jinja.h"
 #include "common.h"
 #include "llama.h"
@@ -107,8 +108,23 @@ struct server_slot {
     // event streams with a begin/end protocol (Anthropic messages, OpenAI responses): what was announced
     bool    sse_begun;          // message_start / response.created sent
     bool    sse_text_begun;     // the text block (content_block_start / output_item.added) sent
-    char    resp_id[48];        // OpenAI responses: the response's and its message item's ids
+    char    resp_id[48];        // OpenAI responses: the response's, its message item's and reasoning item's ids
     char    resp_msg_id[48];
+    char    resp_rs_id[48];
+    int     sse_next_block;     // Anthropic: the index the next content block gets
+    int     sse_think_block;    // the thinking / text block's index (Responses: the reasoning item), -1 = not open
+    int     sse_text_block;
+    int   * sse_tool_blocks;    // per tool call: its block's index, -1 = not open yet
+    size_t  n_sse_tool_blocks;
+
+    // chat modes: the generated text parsed in the request's output format (server-chat-msg.c). chat_msg is the
+    // last parse (streaming: what the client has been sent); tool calls without an id of their own get one,
+    // the same on every parse
+    bool    chat_parse;
+    struct common_chat_syntax chat_syntax;
+    struct common_chat_msg    chat_msg;
+    char ** tool_call_ids;
+    size_t  n_tool_call_ids;
 
     // speculative decoding (server-spec.c); spec == NULL: this slot does not speculate
     struct llama_context      * ctx_dft;   // the slot's own draft context (draft-simple), NULL otherwise
@@ -281,6 +297,16 @@ json_t * server_run_task(struct server_context * sc, struct server_task * t, int
 void     server_respond_task(struct server_context * sc, struct server_task * t, const struct server_http_req * req,
                              struct server_http_res * res);
 
+// what the chat template decides about the output (llama.cpp's common_chat_params): the format the output is
+// parsed in, whether the prompt left a thinking block open, whether tool calls are parsed, and the grammar the
+// format imposes (the generic JSON protocol with tools; malloc'd, NULL for none)
+struct server_chat_params {
+    enum common_chat_format format;
+    bool   thinking_forced_open;
+    bool   parse_tool_calls;
+    char * grammar;
+};
+
 #ifdef LLAMA_SERVER_HAVE_CHAT
 // the Jinja template for `tmpl` with the model's BOS/EOS (server-chat.c); NULL when `tmpl` is a built-in name or
 // does not parse (a warning is logged)
@@ -289,6 +315,11 @@ struct common_chat_jinja * server_chat_jinja_init(const struct server_context * 
 // its "tools" and "chat_template_kwargs" reach a Jinja template.
 char * server_apply_chat_template(const struct server_context * sc, const json_t * msgs, bool add_ass,
                                   const json_t * body, struct sj_err * err);
+// the same, with llama.cpp's per-format prompt changes (the generic protocol's system text, the tool list for a
+// template that does not show tools, a thinking block closed when thinking is off) and, cp not NULL, what they
+// mean for the output (*cp initialized by this call; free cp->grammar)
+char * server_apply_chat_template_params(const struct server_context * sc, const json_t * msgs, bool add_ass,
+                                         const json_t * body, struct server_chat_params * cp, struct sj_err * err);
 #endif
 
 // a completion request (body consumed) in the given mode: validation, prompt (pre-tokenized: *pre_tokens taken
@@ -298,9 +329,27 @@ void server_complete_body(struct server_context * sc, const struct server_http_r
 #ifdef LLAMA_SERVER_HAVE_CHAT
 // the prompt tokens of a chat request ("messages" through the template, BOS/EOS as the vocabulary adds them);
 // false with err set
+// false with err set; cp (may be NULL) as server_apply_chat_template_params
 bool server_chat_prompt_tokens(const struct server_context * sc, const json_t * body, struct server_token_vec * out,
-                               struct sj_err * err);
+                               struct server_chat_params * cp, struct sj_err * err);
 #endif
+
+//
+// inference thread: the chat output parsed (server-chat-msg.c)
+//
+
+// slot launch: the request's output syntax from the task's body (chat modes; others parse nothing)
+void     server_chat_msg_launch(const struct server_context * sc, struct server_slot * s, const json_t * body);
+void     server_chat_msg_release(struct server_slot * s);
+// parses text[0..len) into s->chat_msg (ids given to new tool calls); diffs (may be NULL) receives what changed
+// since the previous parse (free with common_chat_msg_diffs_free). false when out of memory.
+bool     server_chat_msg_update(struct server_slot * s, size_t len, bool is_partial,
+                                struct common_chat_msg_diff ** diffs, size_t * n_diffs);
+// the end of the generation: the complete text parsed as llama.cpp does (partial unless it ended on EOS)
+bool     server_chat_msg_final(struct server_slot * s, struct common_chat_msg_diff ** diffs, size_t * n_diffs);
+// OpenAI's assistant message / one streamed delta
+json_t * server_chat_msg_oai_json(const struct common_chat_msg * m);
+json_t * server_chat_diff_oai_json(const struct common_chat_msg_diff * d);
 
 // request fields -> slot params (server-routes-completion.c); the same pure read runs on the HTTP thread (to
 // answer 400) and on the inference thread (after the hand-over), so the task carries only the request JSON
@@ -342,10 +391,12 @@ bool     server_stream_send_event(struct server_slot * s, const char * name, jso
 // Anthropic messages and OpenAI responses shapes (server-response-compat.c)
 json_t * server_final_json_anthropic(const struct server_context * sc, const struct server_slot * s);
 json_t * server_final_json_resp(const struct server_context * sc, const struct server_slot * s);
-bool     server_stream_partial_anthropic(const struct server_context * sc, struct server_slot * s, const char * d,
-                                         size_t n);
+// a streamed step: the chat diffs as content-block / output-item events
+bool     server_stream_partial_anthropic(const struct server_context * sc, struct server_slot * s,
+                                         const struct common_chat_msg_diff * diffs, size_t n_diffs);
 bool     server_stream_final_anthropic(const struct server_context * sc, struct server_slot * s);
-bool     server_stream_partial_resp(const struct server_context * sc, struct server_slot * s, const char * d, size_t n);
+bool     server_stream_partial_resp(const struct server_context * sc, struct server_slot * s,
+                                    const struct common_chat_msg_diff * diffs, size_t n_diffs);
 bool     server_stream_final_resp(const struct server_context * sc, struct server_slot * s);
 // a streamed partial: delta text (and, native, the tokens / probabilities of this step); toks/probs consumed
 bool     server_stream_partial(const struct server_context * sc, struct server_slot * s, const char * d, size_t n,

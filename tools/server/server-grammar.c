@@ -85,6 +85,11 @@ static char * chat_grammar(const struct server_context * sc, const json_t * body
 char * server_read_grammar(const struct server_context * sc, const json_t * body, int mode, bool * ok,
                            struct sj_err * err) {
     *ok = true;
+    // the grammar the chat format imposes (generic tool calls), set after the template was applied
+    const json_t * cg = json_object_get(body, "__chat_grammar");
+    if (json_is_string(cg)) {
+        return dup_or_null(json_string_value(cg));
+    }
     if (mode == COMPL_MODE_OAI_CHAT) {
         return chat_grammar(sc, body, ok, err);
     }

@@ -7,7 +7,11 @@
 #include <string.h>
 
 const char * server_finish_reason(const struct server_slot * s) {
-    return (s->stop_type && strcmp(s->stop_type, "limit") == 0) ? "length" : "stop";
+    if (s->stop_type && strcmp(s->stop_type, "limit") == 0) {
+        return "length";
+    }
+    // llama.cpp: a chat turn that ends with tool calls asks for them
+    return s->chat_parse && s->chat_msg.n_tool_calls > 0 ? "tool_calls" : "stop";
 }
 
 json_t * server_timings_json(const struct server_slot * s) {
@@ -66,8 +70,15 @@ json_t * server_final_json(const struct server_context * sc, const struct server
                             ? json_pack("{s:O}", "content", s->probs) : NULL;
     if (s->mode == COMPL_MODE_OAI_CHAT) {
         json_t * o = server_oai_base(sc, s, "chat.completion");
-        json_object_set_new(o, "choices", json_pack("[{s:s, s:i, s:{s:s, s:o}}]", "finish_reason", server_finish_reason(s),
-                                                    "index", 0, "message", "role", "assistant", "content", content));
+        json_t * message;
+        if (s->chat_parse) {
+            json_decref(content);
+            message = server_chat_msg_oai_json(&s->chat_msg);
+        } else {
+            message = json_pack("{s:s, s:o}", "role", "assistant", "content", content);
+        }
+        json_object_set_new(o, "choices", json_pack("[{s:s, s:i, s:o}]", "finish_reason", server_finish_reason(s),
+                                                    "index", 0, "message", message));
         if (logprobs) {
             json_object_set_new(json_array_get(json_object_get(o, "choices"), 0), "logprobs", logprobs);
         }
@@ -123,6 +134,26 @@ json_t * server_final_json(const struct server_context * sc, const struct server
     return o;
 }
 
+// one chat.completion.chunk per diff; probs (consumed, may be NULL) ride on the last one, or are dropped when
+// there is none (llama.cpp sends nothing for a step that changed nothing)
+static bool server_stream_diffs(const struct server_context * sc, struct server_slot * s,
+                                const struct common_chat_msg_diff * diffs, size_t n_diffs, json_t * probs) {
+    bool ok = true;
+    for (size_t i = 0; i < n_diffs && ok; i++) {
+        json_t * c = server_oai_base(sc, s, "chat.completion.chunk");
+        json_t * choice = json_pack("{s:n, s:i, s:o}", "finish_reason", "index", 0, "delta",
+                                    server_chat_diff_oai_json(&diffs[i]));
+        if (i + 1 == n_diffs && probs) {
+            json_object_set_new(choice, "logprobs", json_pack("{s:o}", "content", probs));
+            probs = NULL;
+        }
+        json_object_set_new(c, "choices", json_pack("[o]", choice));
+        ok = server_stream_send(s, c);
+    }
+    json_decref(probs);
+    return ok;
+}
+
 // the end of an OpenAI stream, after the last text: llama.cpp's final chunk(s), then [DONE]. Chat: a chunk with
 // the finish_reason and an empty delta, and with stream_options.include_usage one more with "choices": [] and
 // the usage (OpenAI's spec); timings go on the last chunk. Completions: the final object, usage included.
@@ -130,6 +161,16 @@ bool server_stream_final_oai(const struct server_context * sc, struct server_slo
     json_t * last;
     bool ok = true;
     if (s->mode == COMPL_MODE_OAI_CHAT) {
+        // what the parse of the complete text adds (e.g. a tool call held back while the text could still grow)
+        struct common_chat_msg_diff * diffs = NULL;
+        size_t n_diffs = 0;
+        if (s->chat_parse && server_chat_msg_final(s, &diffs, &n_diffs)) {
+            ok = server_stream_diffs(sc, s, diffs, n_diffs, NULL);
+            common_chat_msg_diffs_free(diffs, n_diffs);
+            if (!ok) {
+                return false;
+            }
+        }
         last = server_oai_base(sc, s, "chat.completion.chunk");
         json_object_set_new(last, "choices", json_pack("[{s:s, s:i, s:{}}]", "finish_reason", server_finish_reason(s),
                                                        "index", 0, "delta"));
@@ -187,11 +228,19 @@ bool server_stream_partial(const struct server_context * sc, struct server_slot 
                            json_t * toks, json_t * probs) {
     json_t * c;
     if (s->mode == COMPL_MODE_ANTHROPIC || s->mode == COMPL_MODE_OAI_RESP) {
-        // these protocols carry text only (no per-token log-probabilities)
+        // these protocols carry no per-token log-probabilities; their events follow the parsed message's changes
+        (void) d;
         json_decref(toks);
         json_decref(probs);
-        return s->mode == COMPL_MODE_ANTHROPIC ? server_stream_partial_anthropic(sc, s, d, n)
-                                               : server_stream_partial_resp(sc, s, d, n);
+        struct common_chat_msg_diff * diffs = NULL;
+        size_t n_diffs = 0;
+        if (!server_chat_msg_update(s, s->n_sent + n, true, &diffs, &n_diffs)) {
+            return false;
+        }
+        const bool ok = s->mode == COMPL_MODE_ANTHROPIC ? server_stream_partial_anthropic(sc, s, diffs, n_diffs)
+                                                        : server_stream_partial_resp(sc, s, diffs, n_diffs);
+        common_chat_msg_diffs_free(diffs, n_diffs);
+        return ok;
     }
     if (s->mode == COMPL_MODE_OAI_CHAT) {
         // llama.cpp: the partial result of the first generated token opens with a role chunk (not the flush of
@@ -206,6 +255,29 @@ bool server_stream_partial(const struct server_context * sc, struct server_slot 
                                                            "delta", "role", "assistant", "content"));
         }
         c = NULL;
+        if (s->chat_parse) {
+            // llama.cpp: the text so far parsed again; one chunk per change (reasoning, content, tool call)
+            struct common_chat_msg_diff * diffs = NULL;
+            size_t n_diffs = 0;
+            if (!server_chat_msg_update(s, s->n_sent + n, true, &diffs, &n_diffs)) {
+                json_decref(role);
+                json_decref(probs);
+                return false;
+            }
+            if (role && n_diffs == 0 && probs) {
+                json_object_set_new(json_array_get(json_object_get(role, "choices"), 0), "logprobs",
+                                    json_pack("{s:o}", "content", probs));
+                probs = NULL;
+            }
+            if (role && !server_stream_send(s, role)) {
+                common_chat_msg_diffs_free(diffs, n_diffs);
+                json_decref(probs);
+                return false;
+            }
+            const bool ok = server_stream_diffs(sc, s, diffs, n_diffs, probs);
+            common_chat_msg_diffs_free(diffs, n_diffs);
+            return ok;
+        }
         if (n > 0) {
             c = server_oai_base(sc, s, "chat.completion.chunk");
             json_object_set_new(c, "choices", json_pack("[{s:n, s:i, s:{s:o}}]", "finish_reason", "index", 0,

@@ -148,13 +148,13 @@ bool server_read_slot_params(const struct server_context * sc, const json_t * bo
 
 #ifdef LLAMA_SERVER_HAVE_CHAT
 bool server_chat_prompt_tokens(const struct server_context * sc, const json_t * body, struct server_token_vec * out,
-                               struct sj_err * err) {
+                               struct server_chat_params * cp, struct sj_err * err) {
     const json_t * msgs = json_object_get(body, "messages");
     if (!json_is_array(msgs)) {
         snprintf(err->msg, sizeof(err->msg), "\"messages\" must be an array");
         return false;
     }
-    char * text = server_apply_chat_template(sc, msgs, true, body, err);
+    char * text = server_apply_chat_template_params(sc, msgs, true, body, cp, err);
     if (!text) {
         return false;
     }
@@ -179,6 +179,11 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
         toks = *pre_tokens;
         *pre_tokens = (struct server_token_vec) { 0 };
     }
+    // the internal keys below are set by this server only, never taken from a client
+    json_object_del(body, "__chat_grammar");
+    json_object_del(body, "__chat_format");
+    json_object_del(body, "__thinking_forced_open");
+    json_object_del(body, "__parse_tool_calls");
     struct sj_err err = { { 0 } };
     struct server_slot_params p;
     bool b = true;
@@ -209,8 +214,22 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
         // built by the caller
     } else if (server_mode_is_chat(mode)) {
 #ifdef LLAMA_SERVER_HAVE_CHAT
-        if (!server_chat_prompt_tokens(sc, body, &toks, &err)) {
+        struct server_chat_params cp;
+        if (!server_chat_prompt_tokens(sc, body, &toks, &cp, &err)) {
             goto fail;
+        }
+        // what the inference thread needs to parse the output travels in the request (as llama.cpp's chat_format,
+        // thinking_forced_open, parse_tool_calls and grammar)
+        json_object_set_new(body, "__chat_format", json_integer(cp.format));
+        json_object_set_new(body, "__thinking_forced_open", json_boolean(cp.thinking_forced_open));
+        json_object_set_new(body, "__parse_tool_calls", json_boolean(cp.parse_tool_calls));
+        if (cp.grammar) {
+            const bool g_ok = server_check_grammar(sc, cp.grammar, &err);
+            json_object_set_new(body, "__chat_grammar", json_string(cp.grammar));
+            free(cp.grammar);
+            if (!g_ok) {
+                goto fail;
+            }
         }
 #else
         free(toks.data);

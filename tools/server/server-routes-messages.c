@@ -296,7 +296,7 @@ void server_handle_anthropic_count_tokens(const struct server_http_req * req, st
     struct sj_err err = { { 0 } };
     // the prompt /v1/messages would evaluate: the rendered template, tokenized with the special tokens
     struct server_token_vec toks = { 0 };
-    const bool ok = server_chat_prompt_tokens(sc, oai, &toks, &err);
+    const bool ok = server_chat_prompt_tokens(sc, oai, &toks, NULL, &err);
     json_decref(oai);
     free(toks.data);
     if (!ok) {

@@ -54,6 +54,10 @@ void server_slot_release(struct server_context * sc, struct server_slot * s) {
     s->n_text = s->cap_text = s->n_sent = 0;
     free(s->stopping_word);
     s->stopping_word = NULL;
+    server_chat_msg_release(s);
+    free(s->sse_tool_blocks);
+    s->sse_tool_blocks = NULL;
+    s->n_sse_tool_blocks = 0;
     s->prompt   = NULL;
     s->t_last_used = ggml_time_us();
     s->state    = SLOT_STATE_IDLE;
@@ -83,6 +87,9 @@ void server_slot_finish(struct server_context * sc, struct server_slot * s) {
         }
         (void) ok;
     } else {
+        if (s->chat_parse) {
+            server_chat_msg_final(s, NULL, NULL);  // out of memory: the last parse stands
+        }
         json_t * r = server_final_json(sc, s);
         server_task_complete(s->task, r, r ? 200 : 500);
     }
@@ -245,8 +252,13 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
     snprintf(s->oai_id, sizeof(s->oai_id), "chatcmpl-%08x%08x", (unsigned) rand(), (unsigned) t->id);
     snprintf(s->resp_id, sizeof(s->resp_id), "resp_%08x%08x", (unsigned) rand(), (unsigned) t->id);
     snprintf(s->resp_msg_id, sizeof(s->resp_msg_id), "msg_%08x%08x", (unsigned) rand(), (unsigned) t->id);
+    snprintf(s->resp_rs_id, sizeof(s->resp_rs_id), "rs_%08x%08x", (unsigned) rand(), (unsigned) t->id);
+    s->sse_next_block = 0;
+    s->sse_think_block = s->sse_text_block = -1;
+    s->n_sse_tool_blocks = 0;
     s->sse_begun = false;
     s->sse_text_begun = false;
+    server_chat_msg_launch(sc, s, body);
     s->t_prompt_ms = s->t_gen_ms = 0;
     s->t_start_prompt = server_now_us();
 

@@ -1,0 +1,428 @@
+#include "chat-parse-json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void chat_sb_add(struct chat_sb * b, const char * d, size_t n) {
+    if (b->oom) {
+        return;
+    }
+    if (b->n + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 64;
+        while (nc < b->n + n + 1) {
+            nc *= 2;
+        }
+        char * ns = realloc(b->s, nc);
+        if (!ns) {
+            b->oom = true;
+            return;
+        }
+        b->s = ns;
+        b->cap = nc;
+    }
+    if (n) {
+        memcpy(b->s + b->n, d, n);
+    }
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+
+void chat_sb_adds(struct chat_sb * b, const char * d) {
+    chat_sb_add(b, d, strlen(d));
+}
+
+char * chat_sb_take(struct chat_sb * b) {
+    char * s = b->oom ? NULL : (b->s ? b->s : strdup(""));
+    if (b->oom) {
+        free(b->s);
+    }
+    b->s = NULL;
+    b->n = b->cap = 0;
+    b->oom = false;
+    return s;
+}
+
+static int hexval(char c) {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+// s[i] == '"'
+static size_t scan_string(const char * s, size_t n, size_t i) {
+    for (i++; i < n; i++) {
+        const unsigned char c = (unsigned char) s[i];
+        if (c == '"') {
+            return i + 1;
+        }
+        if (c < 0x20) {
+            return CHAT_JSON_INVALID;
+        }
+        if (c == '\\') {
+            if (i + 1 >= n) {
+                return CHAT_JSON_INCOMPLETE;
+            }
+            const char e = s[i + 1];
+            if (e == 'u') {
+                for (size_t k = 0; k < 4; k++) {
+                    if (i + 2 + k >= n) {
+                        return CHAT_JSON_INCOMPLETE;
+                    }
+                    if (hexval(s[i + 2 + k]) < 0) {
+                        return CHAT_JSON_INVALID;
+                    }
+                }
+                i += 5;
+            } else if (strchr("\"\\/bfnrt", e) && e) {
+                i++;
+            } else {
+                return CHAT_JSON_INVALID;
+            }
+        }
+    }
+    return CHAT_JSON_INCOMPLETE;
+}
+
+static size_t scan_number(const char * s, size_t n, size_t i) {
+    if (s[i] == '-') {
+        i++;
+    }
+    if (i >= n) {
+        return CHAT_JSON_INCOMPLETE;
+    }
+    if (s[i] == '0') {
+        i++;
+    } else if (s[i] >= '1' && s[i] <= '9') {
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            i++;
+        }
+    } else {
+        return CHAT_JSON_INVALID;
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        if (i >= n) {
+            return CHAT_JSON_INCOMPLETE;
+        }
+        if (!(s[i] >= '0' && s[i] <= '9')) {
+            return CHAT_JSON_INVALID;
+        }
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            i++;
+        }
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) {
+            i++;
+        }
+        if (i >= n) {
+            return CHAT_JSON_INCOMPLETE;
+        }
+        if (!(s[i] >= '0' && s[i] <= '9')) {
+            return CHAT_JSON_INVALID;
+        }
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            i++;
+        }
+    }
+    // a number that runs to the end of the text may still grow
+    return i >= n ? CHAT_JSON_INCOMPLETE : i;
+}
+
+static size_t scan_value(const char * s, size_t n, size_t i, int depth);
+
+static size_t skip_ws(const char * s, size_t n, size_t i) {
+    while (i < n && chat_json_is_ws(s[i])) {
+        i++;
+    }
+    return i;
+}
+
+// s[i] is '[' or '{'
+static size_t scan_container(const char * s, size_t n, size_t i, int depth) {
+    const bool obj = s[i] == '{';
+    const char close = obj ? '}' : ']';
+    i = skip_ws(s, n, i + 1);
+    if (i >= n) {
+        return CHAT_JSON_INCOMPLETE;
+    }
+    if (s[i] == close) {
+        return i + 1;
+    }
+    for (;;) {
+        if (obj) {
+            if (s[i] != '"') {
+                return CHAT_JSON_INVALID;
+            }
+            i = scan_string(s, n, i);
+            if (i >= CHAT_JSON_INVALID) {
+                return i;
+            }
+            i = skip_ws(s, n, i);
+            if (i >= n) {
+                return CHAT_JSON_INCOMPLETE;
+            }
+            if (s[i] != ':') {
+                return CHAT_JSON_INVALID;
+            }
+            i++;
+        }
+        i = scan_value(s, n, i, depth + 1);
+        if (i >= CHAT_JSON_INVALID) {
+            return i;
+        }
+        i = skip_ws(s, n, i);
+        if (i >= n) {
+            return CHAT_JSON_INCOMPLETE;
+        }
+        if (s[i] == close) {
+            return i + 1;
+        }
+        if (s[i] != ',') {
+            return CHAT_JSON_INVALID;
+        }
+        i = skip_ws(s, n, i + 1);
+        if (i >= n) {
+            return CHAT_JSON_INCOMPLETE;
+        }
+    }
+}
+
+static size_t scan_value(const char * s, size_t n, size_t i, int depth) {
+    if (depth > 256) {
+        return CHAT_JSON_INVALID;
+    }
+    i = skip_ws(s, n, i);
+    if (i >= n) {
+        return CHAT_JSON_INCOMPLETE;
+    }
+    const char c = s[i];
+    if (c == '{' || c == '[') {
+        return scan_container(s, n, i, depth);
+    }
+    if (c == '"') {
+        return scan_string(s, n, i);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        return scan_number(s, n, i);
+    }
+    static const char * const lits[] = { "true", "false", "null" };
+    for (size_t k = 0; k < 3; k++) {
+        const size_t l = strlen(lits[k]);
+        if (c != lits[k][0]) {
+            continue;
+        }
+        const size_t have = n - i < l ? n - i : l;
+        if (memcmp(s + i, lits[k], have) != 0) {
+            return CHAT_JSON_INVALID;
+        }
+        return have < l ? CHAT_JSON_INCOMPLETE : i + l;
+    }
+    return CHAT_JSON_INVALID;
+}
+
+size_t chat_json_scan(const char * s, size_t n, size_t i) {
+    return scan_value(s, n, i, 0);
+}
+
+static void put_utf8(struct chat_sb * out, unsigned cp) {
+    char b[4];
+    size_t k;
+    if (cp < 0x80) {
+        b[0] = (char) cp;
+        k = 1;
+    } else if (cp < 0x800) {
+        b[0] = (char) (0xC0 | (cp >> 6));
+        b[1] = (char) (0x80 | (cp & 0x3F));
+        k = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (char) (0xE0 | (cp >> 12));
+        b[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (char) (0x80 | (cp & 0x3F));
+        k = 3;
+    } else {
+        b[0] = (char) (0xF0 | (cp >> 18));
+        b[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
+        b[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
+        b[3] = (char) (0x80 | (cp & 0x3F));
+        k = 4;
+    }
+    chat_sb_add(out, b, k);
+}
+
+// the \uXXXX at s[i] (i at the backslash), or -1 when it is not all there
+static long hex4(const char * s, size_t n, size_t i) {
+    if (i + 6 > n || s[i] != '\\' || s[i + 1] != 'u') {
+        return -1;
+    }
+    long v = 0;
+    for (size_t k = 0; k < 4; k++) {
+        const int h = hexval(s[i + 2 + k]);
+        if (h < 0) {
+            return -1;
+        }
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+bool chat_json_decode_string(const char * s, size_t n, size_t i, struct chat_sb * out) {
+    size_t run = ++i;  // start of the current run of plain bytes
+    while (i < n) {
+        const char c = s[i];
+        if (c == '"') {
+            chat_sb_add(out, s + run, i - run);
+            return true;
+        }
+        if (c != '\\') {
+            i++;
+            continue;
+        }
+        chat_sb_add(out, s + run, i - run);
+        if (i + 1 >= n) {
+            return false;
+        }
+        const char e = s[i + 1];
+        if (e == 'u') {
+            long cp = hex4(s, n, i);
+            if (cp < 0) {
+                return false;
+            }
+            size_t used = 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                // a high surrogate: wait for its low half
+                if (i + 6 >= n) {
+                    return false;
+                }
+                if (s[i + 6] == '\\' && (i + 7 >= n || (s[i + 7] == 'u' && i + 12 > n))) {
+                    return false;
+                }
+                const long lo = hex4(s, n, i + 6);
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    used = 12;
+                } else {
+                    cp = 0xFFFD;
+                }
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                cp = 0xFFFD;
+            }
+            put_utf8(out, (unsigned) cp);
+            i += used;
+        } else {
+            const char * from = "\"\\/bfnrt";
+            const char * to = "\"\\/\b\f\n\r\t";
+            const char * p = e ? strchr(from, e) : NULL;
+            if (p) {
+                chat_sb_add(out, to + (p - from), 1);
+            }
+            i += 2;
+        }
+        run = i;
+    }
+    chat_sb_add(out, s + run, i - run);
+    return false;
+}
+
+// one character as nlohmann's dump writes it inside a string: '"', '\\' and control characters escaped (\b \f \n \r
+// \t, else \u00xx), everything else as UTF-8
+static void put_string_char(struct chat_sb * out, unsigned cp) {
+    switch (cp) {
+        case '"':  chat_sb_adds(out, "\\\""); return;
+        case '\\': chat_sb_adds(out, "\\\\"); return;
+        case '\b': chat_sb_adds(out, "\\b"); return;
+        case '\f': chat_sb_adds(out, "\\f"); return;
+        case '\n': chat_sb_adds(out, "\\n"); return;
+        case '\r': chat_sb_adds(out, "\\r"); return;
+        case '\t': chat_sb_adds(out, "\\t"); return;
+        default: break;
+    }
+    if (cp < 0x20) {
+        char b[8];
+        snprintf(b, sizeof(b), "\\u%04x", cp);
+        chat_sb_adds(out, b);
+        return;
+    }
+    put_utf8(out, cp);
+}
+
+// Escapes are rewritten the way llama.cpp's arguments (nlohmann's dump) spell them, so "caf\u00e9 \/" becomes
+// "café /"; a lone surrogate stays as written.
+void chat_json_compact(const char * s, size_t from, size_t to, bool partial, struct chat_sb * out) {
+    bool in_str = false;
+    size_t run = from;
+    size_t i = from;
+    while (i < to) {
+        const char c = s[i];
+        if (!in_str) {
+            if (c == '"') {
+                in_str = true;
+            } else if (chat_json_is_ws(c)) {
+                chat_sb_add(out, s + run, i - run);
+                run = i + 1;
+            }
+            i++;
+            continue;
+        }
+        if (c == '"') {
+            in_str = false;
+            i++;
+            continue;
+        }
+        if (c != '\\') {
+            i++;
+            continue;
+        }
+        chat_sb_add(out, s + run, i - run);
+        // an escape cut off by the end of a partial text waits for the rest
+        const size_t need = (i + 1 < to && s[i + 1] == 'u') ? 6 : 2;
+        if (i + need > to) {
+            if (partial) {
+                return;
+            }
+            run = i;
+            break;
+        }
+        size_t used = need;
+        long cp = -1;
+        if (need == 6) {
+            cp = hex4(s, to, i);
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (i + 12 > to && partial) {
+                    return;  // its low half may follow
+                }
+                const long lo = i + 12 <= to ? hex4(s, to, i + 6) : -1;
+                if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    used = 12;
+                } else {
+                    cp = -1;
+                }
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                cp = -1;
+            }
+        } else {
+            const char * from_c = "\"\\/bfnrt";
+            const char * to_c = "\"\\/\b\f\n\r\t";
+            const char * k = s[i + 1] ? strchr(from_c, s[i + 1]) : NULL;
+            cp = k ? (unsigned char) to_c[k - from_c] : -1;
+        }
+        if (cp < 0) {
+            chat_sb_add(out, s + i, used);  // not something nlohmann would read: kept as written
+        } else {
+            put_string_char(out, (unsigned) cp);
+        }
+        i += used;
+        run = i;
+    }
+    chat_sb_add(out, s + run, to - run);
+}
