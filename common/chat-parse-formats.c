@@ -48,7 +48,7 @@ int chat_parser_generic(struct chat_parser * p) {
         if (s[p->pos] != '"') {
             return CHAT_PARSE_STOP;
         }
-        struct chat_sb key = { 0 };
+        struct common_sb key = { 0 };
         chat_json_decode_string(s, n, p->pos, &key);
         const size_t kend = chat_json_scan(s, n, p->pos);
         if (kend >= CHAT_JSON_INVALID) {
@@ -80,7 +80,7 @@ int chat_parser_generic(struct chat_parser * p) {
             }
             if (k_resp && p->pos < n && s[p->pos] == '"') {
                 // the reply shows while it is generated
-                struct chat_sb text = { 0 };
+                struct common_sb text = { 0 };
                 chat_json_decode_string(s, n, p->pos, &text);
                 chat_parser_add_content(p, text.s ? text.s : "", text.n);
                 p->oom |= text.oom;
@@ -91,7 +91,7 @@ int chat_parser_generic(struct chat_parser * p) {
                 json_t * v = json_loadb(s + p->pos, vend - p->pos, JSON_DECODE_ANY, NULL);
                 char * d = v ? json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) : NULL;
                 if (d) {
-                    chat_sb_adds(&p->content, d);
+                    common_sb_add(&p->content, d);
                 }
                 free(d);
                 json_decref(v);

@@ -15,8 +15,8 @@ struct chat_parser {
     size_t pos;
     bool partial;
     const struct common_chat_syntax * syn;
-    struct chat_sb content;
-    struct chat_sb reasoning;
+    struct common_sb content;
+    struct common_sb reasoning;
     struct common_chat_tool_call * calls;
     size_t n_calls, cap_calls;
     bool oom;
@@ -42,7 +42,7 @@ int  chat_parser_find_any(const struct chat_parser * p, const char * const * lit
 int  chat_parser_find_lit(const struct chat_parser * p, const char * lit, size_t * at);
 void chat_parser_add_tool_call(struct chat_parser * p, const char * name, const char * id, const char * args);
 bool chat_parser_is_word(char c);
-bool chat_parser_key_is(const struct chat_sb * k, const char * name);
+bool chat_parser_key_is(const struct common_sb * k, const char * name);
 
 // llama.cpp's try_parse_reasoning: true when a thinking block was taken (or a partial text may still open one;
 // *stop is then set)

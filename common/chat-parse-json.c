@@ -1,47 +1,9 @@
+// see chat-parse-json.h
 #include "chat-parse-json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void chat_sb_add(struct chat_sb * b, const char * d, size_t n) {
-    if (b->oom) {
-        return;
-    }
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 64;
-        while (nc < b->n + n + 1) {
-            nc *= 2;
-        }
-        char * ns = realloc(b->s, nc);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = nc;
-    }
-    if (n) {
-        memcpy(b->s + b->n, d, n);
-    }
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-void chat_sb_adds(struct chat_sb * b, const char * d) {
-    chat_sb_add(b, d, strlen(d));
-}
-
-char * chat_sb_take(struct chat_sb * b) {
-    char * s = b->oom ? NULL : (b->s ? b->s : strdup(""));
-    if (b->oom) {
-        free(b->s);
-    }
-    b->s = NULL;
-    b->n = b->cap = 0;
-    b->oom = false;
-    return s;
-}
 
 static int hexval(char c) {
     if (c >= '0' && c <= '9') {
@@ -234,7 +196,7 @@ size_t chat_json_scan(const char * s, size_t n, size_t i) {
     return scan_value(s, n, i, 0);
 }
 
-static void put_utf8(struct chat_sb * out, unsigned cp) {
+static void put_utf8(struct common_sb * out, unsigned cp) {
     char b[4];
     size_t k;
     if (cp < 0x80) {
@@ -256,7 +218,7 @@ static void put_utf8(struct chat_sb * out, unsigned cp) {
         b[3] = (char) (0x80 | (cp & 0x3F));
         k = 4;
     }
-    chat_sb_add(out, b, k);
+    common_sb_addn(out, b, k);
 }
 
 // the \uXXXX at s[i] (i at the backslash), or -1 when it is not all there
@@ -275,19 +237,19 @@ static long hex4(const char * s, size_t n, size_t i) {
     return v;
 }
 
-bool chat_json_decode_string(const char * s, size_t n, size_t i, struct chat_sb * out) {
+bool chat_json_decode_string(const char * s, size_t n, size_t i, struct common_sb * out) {
     size_t run = ++i;  // start of the current run of plain bytes
     while (i < n) {
         const char c = s[i];
         if (c == '"') {
-            chat_sb_add(out, s + run, i - run);
+            common_sb_addn(out, s + run, i - run);
             return true;
         }
         if (c != '\\') {
             i++;
             continue;
         }
-        chat_sb_add(out, s + run, i - run);
+        common_sb_addn(out, s + run, i - run);
         if (i + 1 >= n) {
             return false;
         }
@@ -323,33 +285,33 @@ bool chat_json_decode_string(const char * s, size_t n, size_t i, struct chat_sb 
             const char * to = "\"\\/\b\f\n\r\t";
             const char * p = e ? strchr(from, e) : NULL;
             if (p) {
-                chat_sb_add(out, to + (p - from), 1);
+                common_sb_addn(out, to + (p - from), 1);
             }
             i += 2;
         }
         run = i;
     }
-    chat_sb_add(out, s + run, i - run);
+    common_sb_addn(out, s + run, i - run);
     return false;
 }
 
 // one character as nlohmann's dump writes it inside a string: '"', '\\' and control characters escaped (\b \f \n \r
 // \t, else \u00xx), everything else as UTF-8
-static void put_string_char(struct chat_sb * out, unsigned cp) {
+static void put_string_char(struct common_sb * out, unsigned cp) {
     switch (cp) {
-        case '"':  chat_sb_adds(out, "\\\""); return;
-        case '\\': chat_sb_adds(out, "\\\\"); return;
-        case '\b': chat_sb_adds(out, "\\b"); return;
-        case '\f': chat_sb_adds(out, "\\f"); return;
-        case '\n': chat_sb_adds(out, "\\n"); return;
-        case '\r': chat_sb_adds(out, "\\r"); return;
-        case '\t': chat_sb_adds(out, "\\t"); return;
+        case '"':  common_sb_add(out, "\\\""); return;
+        case '\\': common_sb_add(out, "\\\\"); return;
+        case '\b': common_sb_add(out, "\\b"); return;
+        case '\f': common_sb_add(out, "\\f"); return;
+        case '\n': common_sb_add(out, "\\n"); return;
+        case '\r': common_sb_add(out, "\\r"); return;
+        case '\t': common_sb_add(out, "\\t"); return;
         default: break;
     }
     if (cp < 0x20) {
         char b[8];
         snprintf(b, sizeof(b), "\\u%04x", cp);
-        chat_sb_adds(out, b);
+        common_sb_add(out, b);
         return;
     }
     put_utf8(out, cp);
@@ -357,7 +319,7 @@ static void put_string_char(struct chat_sb * out, unsigned cp) {
 
 // Escapes are rewritten the way llama.cpp's arguments (nlohmann's dump) spell them, so "caf\u00e9 \/" becomes
 // "café /"; a lone surrogate stays as written.
-void chat_json_compact(const char * s, size_t from, size_t to, bool partial, struct chat_sb * out) {
+void chat_json_compact(const char * s, size_t from, size_t to, bool partial, struct common_sb * out) {
     bool in_str = false;
     size_t run = from;
     size_t i = from;
@@ -367,7 +329,7 @@ void chat_json_compact(const char * s, size_t from, size_t to, bool partial, str
             if (c == '"') {
                 in_str = true;
             } else if (chat_json_is_ws(c)) {
-                chat_sb_add(out, s + run, i - run);
+                common_sb_addn(out, s + run, i - run);
                 run = i + 1;
             }
             i++;
@@ -382,7 +344,7 @@ void chat_json_compact(const char * s, size_t from, size_t to, bool partial, str
             i++;
             continue;
         }
-        chat_sb_add(out, s + run, i - run);
+        common_sb_addn(out, s + run, i - run);
         // an escape cut off by the end of a partial text waits for the rest
         const size_t need = (i + 1 < to && s[i + 1] == 'u') ? 6 : 2;
         if (i + need > to) {
@@ -417,12 +379,12 @@ void chat_json_compact(const char * s, size_t from, size_t to, bool partial, str
             cp = k ? (unsigned char) to_c[k - from_c] : -1;
         }
         if (cp < 0) {
-            chat_sb_add(out, s + i, used);  // not something nlohmann would read: kept as written
+            common_sb_addn(out, s + i, used);  // not something nlohmann would read: kept as written
         } else {
             put_string_char(out, (unsigned) cp);
         }
         i += used;
         run = i;
     }
-    chat_sb_add(out, s + run, to - run);
+    common_sb_addn(out, s + run, to - run);
 }

@@ -3,24 +3,14 @@
 // safe to show while more text may follow. Internal to common/; not a public API.
 #pragma once
 
+#include "string-builder.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 // chat_json_scan results besides an end offset
 #define CHAT_JSON_INCOMPLETE ((size_t) -1)  // the input ends inside a value that is well-formed so far
 #define CHAT_JSON_INVALID    ((size_t) -2)  // not JSON
-
-// a growing NUL-terminated string; oom is sticky
-struct chat_sb {
-    char * s;
-    size_t n, cap;
-    bool   oom;
-};
-
-void chat_sb_add(struct chat_sb * b, const char * d, size_t n);
-void chat_sb_adds(struct chat_sb * b, const char * d);
-// the text (malloc'd, "" when empty) taken out of b; NULL when out of memory
-char * chat_sb_take(struct chat_sb * b);
 
 static inline bool chat_json_is_ws(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -32,9 +22,9 @@ size_t chat_json_scan(const char * s, size_t n, size_t i);
 
 // s[i] == '"': appends the decoded characters of the string (all of them when it is complete, else those before an
 // unfinished escape) to out; true when the closing quote was reached
-bool chat_json_decode_string(const char * s, size_t n, size_t i, struct chat_sb * out);
+bool chat_json_decode_string(const char * s, size_t n, size_t i, struct common_sb * out);
 
 // appends s[from..to) without the whitespace outside strings and with the escapes in strings written as
 // llama.cpp's arguments (nlohmann's compact dump) write them; with `partial`, an escape sequence cut off by `to` is
 // left out, so that every later (longer) text gives an extension of this one
-void chat_json_compact(const char * s, size_t from, size_t to, bool partial, struct chat_sb * out);
+void chat_json_compact(const char * s, size_t from, size_t to, bool partial, struct common_sb * out);

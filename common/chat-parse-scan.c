@@ -9,7 +9,7 @@
 #include <string.h>
 
 void chat_parser_add_content(struct chat_parser * p, const char * d, size_t n) {
-    chat_sb_add(&p->content, d, n);
+    common_sb_addn(&p->content, d, n);
 }
 
 void chat_parser_add_rest(struct chat_parser * p) {
@@ -122,13 +122,13 @@ static void handle_reasoning(struct chat_parser * p, size_t from, size_t to, boo
     if (p->syn->reasoning_in_content) {
         // llama.cpp writes <think> tags for the deepseek format and the model's own tags otherwise
         const bool deepseek = p->syn->reasoning_format == COMMON_REASONING_FORMAT_DEEPSEEK;
-        chat_sb_adds(&p->content, deepseek ? "<think>" : open);
+        common_sb_add(&p->content, deepseek ? "<think>" : open);
         chat_parser_add_content(p, p->in + from, to - from);
         if (closed) {
-            chat_sb_adds(&p->content, deepseek ? "</think>" : close);
+            common_sb_add(&p->content, deepseek ? "</think>" : close);
         }
     } else {
-        chat_sb_add(&p->reasoning, p->in + from, to - from);
+        common_sb_addn(&p->reasoning, p->in + from, to - from);
     }
 }
 
@@ -179,7 +179,7 @@ static void jcall_free(struct jcall * c) {
     memset(c, 0, sizeof(*c));
 }
 
-bool chat_parser_key_is(const struct chat_sb * k, const char * name) {
+bool chat_parser_key_is(const struct common_sb * k, const char * name) {
     return k->s && strcmp(k->s, name) == 0;
 }
 
@@ -215,7 +215,7 @@ static int scan_call(struct chat_parser * p, size_t i, const char * name_key, co
         if (s[i] != '"') {
             return 0;
         }
-        struct chat_sb key = { 0 };
+        struct common_sb key = { 0 };
         const bool key_done = chat_json_decode_string(s, n, i, &key);
         const size_t kend = chat_json_scan(s, n, i);
         if (!key_done || kend >= CHAT_JSON_INVALID) {
@@ -243,9 +243,9 @@ static int scan_call(struct chat_parser * p, size_t i, const char * name_key, co
             return 0;
         }
         if ((is_name || is_id) && vend != CHAT_JSON_INCOMPLETE && s[v] == '"') {
-            struct chat_sb val = { 0 };
+            struct common_sb val = { 0 };
             chat_json_decode_string(s, n, v, &val);
-            char * str = chat_sb_take(&val);
+            char * str = common_sb_take(&val);
             if (!str) {
                 p->oom = true;
                 return 0;
@@ -285,7 +285,7 @@ static int scan_call(struct chat_parser * p, size_t i, const char * name_key, co
 // the arguments text llama.cpp reports: a string value as its text (only once complete), anything else as JSON
 // without insignificant whitespace (so far, when the text ends inside it)
 static char * args_text(struct chat_parser * p, const char * s, size_t from, size_t to, bool complete) {
-    struct chat_sb b = { 0 };
+    struct common_sb b = { 0 };
     while (from < to && chat_json_is_ws(s[from])) {
         from++;
     }
@@ -296,7 +296,7 @@ static char * args_text(struct chat_parser * p, const char * s, size_t from, siz
     } else {
         chat_json_compact(s, from, to, !complete, &b);
     }
-    char * r = chat_sb_take(&b);
+    char * r = common_sb_take(&b);
     if (!r) {
         p->oom = true;
     }

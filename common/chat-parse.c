@@ -200,8 +200,8 @@ bool common_chat_parse(const char * input, size_t len, bool is_partial, const st
         cp_reset(&p);
         chat_parser_content_only(&p);
     }
-    out->content = chat_sb_take(&p.content);
-    out->reasoning_content = chat_sb_take(&p.reasoning);
+    out->content = common_sb_take(&p.content);
+    out->reasoning_content = common_sb_take(&p.reasoning);
     out->tool_calls = p.calls;
     out->n_tool_calls = p.n_calls;
     if (p.oom || !out->content || !out->reasoning_content) {

@@ -12,6 +12,8 @@
 // end.
 #pragma once
 
+#include "string-builder.h"
+
 #include <jansson.h>
 
 #include <limits.h>
@@ -23,12 +25,6 @@
 #define JSG_MAX_REPETITION 2000 // the largest {m,n} count GBNF parsers take
 #define JSG_MAX_DEPTH 256       // nested schemas / refs followed before giving up (keeps the C stack bounded)
 
-// growable string; s is NUL-terminated once anything was added (NULL before); oom: an allocation failed
-struct jsg_sb {
-    char * s;
-    size_t n, cap;
-    bool   oom;
-};
 
 struct jsg_rule {
     const char * name;
@@ -60,8 +56,8 @@ struct jsg {
     json_t ** temps; // JSON values made during the conversion (schema copies with one "type" each)
     size_t n_temps, cap_temps;
 
-    struct jsg_sb errors;
-    struct jsg_sb warnings;
+    struct common_sb errors;
+    struct common_sb warnings;
     int  depth;
     bool too_deep;
 };
@@ -75,15 +71,10 @@ struct jsg_strs {
 // one of llama.cpp's primitive or string-format rules (json-schema-to-grammar-rules.c)
 struct jsg_builtin_rule;
 
-// string builder (json-schema-to-grammar-util.c)
-void jsg_sb_addn(struct jsg_sb * b, const char * d, size_t n);
-void jsg_sb_add (struct jsg_sb * b, const char * s);
-void jsg_sb_addc(struct jsg_sb * b, char c);
-void jsg_sb_addf(struct jsg_sb * b, const char * fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // arena: the returned strings live until the end of the conversion; "" when out of memory
 bool         jsg_grow   (struct jsg * c, void ** arr, size_t * cap, size_t n, size_t elem); // room for arr[n]
-const char * jsg_sb_own (struct jsg * c, struct jsg_sb * b); // takes b's string
+const char * jsg_sb_own (struct jsg * c, struct common_sb * b); // takes b's string
 const char * jsg_cat    (struct jsg * c, const char * first, ...);
 #define JSG_CAT(c, ...) jsg_cat((c), __VA_ARGS__, (const char *) NULL)
 const char * jsg_int_str (struct jsg * c, long long v);
@@ -94,7 +85,7 @@ void jsg_add_error  (struct jsg * c, const char * fmt, ...) __attribute__((forma
 void jsg_add_warning(struct jsg * c, const char * msg);
 
 // JSON text as nlohmann::json::dump() writes it; the schema lookup that tolerates non-objects
-void           jsg_dump_string   (struct jsg_sb * b, const char * s, size_t n);
+void           jsg_dump_string   (struct common_sb * b, const char * s, size_t n);
 const char   * jsg_dump_short    (struct jsg * c, const json_t * v); // cut short, for error messages
 const char   * jsg_format_literal(struct jsg * c, const char * s);   // as gbnf_format_literal
 const char   * jsg_constant_rule (struct jsg * c, const json_t * v);

@@ -9,29 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void digit_range(struct jsg_sb * out, char from, char to) {
-    jsg_sb_addc(out, '[');
-    jsg_sb_addc(out, from);
+static void digit_range(struct common_sb * out, char from, char to) {
+    common_sb_addc(out, '[');
+    common_sb_addc(out, from);
     if (from != to) {
-        jsg_sb_addc(out, '-');
-        jsg_sb_addc(out, to);
+        common_sb_addc(out, '-');
+        common_sb_addc(out, to);
     }
-    jsg_sb_addc(out, ']');
+    common_sb_addc(out, ']');
 }
 
-static void more_digits(struct jsg_sb * out, int min_digits, int max_digits) {
-    jsg_sb_add(out, "[0-9]");
+static void more_digits(struct common_sb * out, int min_digits, int max_digits) {
+    common_sb_add(out, "[0-9]");
     if (min_digits == max_digits && min_digits == 1) {
         return;
     }
-    jsg_sb_addf(out, "{%d", min_digits);
+    common_sb_addf(out, "{%d", min_digits);
     if (max_digits != min_digits) {
-        jsg_sb_addc(out, ',');
+        common_sb_addc(out, ',');
         if (max_digits != INT_MAX) {
-            jsg_sb_addf(out, "%d", max_digits);
+            common_sb_addf(out, "%d", max_digits);
         }
     }
-    jsg_sb_addc(out, '}');
+    common_sb_addc(out, '}');
 }
 
 static bool all_char(const char * s, size_t n, char ch) {
@@ -44,29 +44,29 @@ static bool all_char(const char * s, size_t n, char ch) {
 }
 
 // the decimal numbers from..to, both of the same length n
-static void uniform_range(struct jsg_sb * out, const char * from, const char * to, size_t n) {
+static void uniform_range(struct common_sb * out, const char * from, const char * to, size_t n) {
     size_t i = 0;
     while (i < n && from[i] == to[i]) {
         i++;
     }
     if (i > 0) {
-        jsg_sb_addc(out, '"');
-        jsg_sb_addn(out, from, i);
-        jsg_sb_addc(out, '"');
+        common_sb_addc(out, '"');
+        common_sb_addn(out, from, i);
+        common_sb_addc(out, '"');
     }
     if (i >= n) {
         return;
     }
     if (i > 0) {
-        jsg_sb_addc(out, ' ');
+        common_sb_addc(out, ' ');
     }
     const size_t sub_len = n - i - 1;
     if (sub_len == 0) {
-        jsg_sb_addc(out, '[');
-        jsg_sb_addc(out, from[i]);
-        jsg_sb_addc(out, '-');
-        jsg_sb_addc(out, to[i]);
-        jsg_sb_addc(out, ']');
+        common_sb_addc(out, '[');
+        common_sb_addc(out, from[i]);
+        common_sb_addc(out, '-');
+        common_sb_addc(out, to[i]);
+        common_sb_addc(out, ']');
         return;
     }
     const char * from_sub = from + i + 1;
@@ -76,56 +76,56 @@ static void uniform_range(struct jsg_sb * out, const char * from, const char * t
     memset(nines, '9', sub_len);
     zeros[sub_len] = nines[sub_len] = '\0';
     bool to_reached = false;
-    jsg_sb_addc(out, '(');
+    common_sb_addc(out, '(');
     if (all_char(from_sub, sub_len, '0')) {
         digit_range(out, from[i], (char) (to[i] - 1));
-        jsg_sb_addc(out, ' ');
+        common_sb_addc(out, ' ');
         more_digits(out, (int) sub_len, (int) sub_len);
     } else {
-        jsg_sb_addc(out, '[');
-        jsg_sb_addc(out, from[i]);
-        jsg_sb_add(out, "] (");
+        common_sb_addc(out, '[');
+        common_sb_addc(out, from[i]);
+        common_sb_add(out, "] (");
         uniform_range(out, from_sub, nines, sub_len);
-        jsg_sb_addc(out, ')');
+        common_sb_addc(out, ')');
         if (from[i] < to[i] - 1) {
-            jsg_sb_add(out, " | ");
+            common_sb_add(out, " | ");
             if (all_char(to_sub, sub_len, '9')) {
                 digit_range(out, (char) (from[i] + 1), to[i]);
                 to_reached = true;
             } else {
                 digit_range(out, (char) (from[i] + 1), (char) (to[i] - 1));
             }
-            jsg_sb_addc(out, ' ');
+            common_sb_addc(out, ' ');
             more_digits(out, (int) sub_len, (int) sub_len);
         }
     }
     if (!to_reached) {
-        jsg_sb_add(out, " | ");
+        common_sb_add(out, " | ");
         digit_range(out, to[i], to[i]);
-        jsg_sb_addc(out, ' ');
+        common_sb_addc(out, ' ');
         uniform_range(out, zeros, to_sub, sub_len);
     }
-    jsg_sb_addc(out, ')');
+    common_sb_addc(out, ')');
 }
 
 // alternatives matching the decimal integers in [min_value, max_value]; INT64_MIN / INT64_MAX = unbounded.
 // The caller guarantees min <= max and that neither bound is the other extreme (negations stay in range).
-static void build_min_max_int(struct jsg_sb * out, int64_t min_value, int64_t max_value, int decimals_left,
+static void build_min_max_int(struct common_sb * out, int64_t min_value, int64_t max_value, int decimals_left,
                               bool top_level) {
     const bool has_min = min_value != INT64_MIN;
     const bool has_max = max_value != INT64_MAX;
 
     if (has_min && has_max) {
         if (min_value < 0 && max_value < 0) {
-            jsg_sb_add(out, "\"-\" (");
+            common_sb_add(out, "\"-\" (");
             build_min_max_int(out, -max_value, -min_value, decimals_left, true);
-            jsg_sb_addc(out, ')');
+            common_sb_addc(out, ')');
             return;
         }
         if (min_value < 0) {
-            jsg_sb_add(out, "\"-\" (");
+            common_sb_add(out, "\"-\" (");
             build_min_max_int(out, 0, -min_value, decimals_left, true);
-            jsg_sb_add(out, ") | ");
+            common_sb_add(out, ") | ");
             min_value = 0;
         }
         char min_s[24], max_s[24];
@@ -141,7 +141,7 @@ static void build_min_max_int(struct jsg_sb * out, int64_t min_value, int64_t ma
             min_s[0] = '1';
             memset(min_s + 1, '0', digits);
             min_s[digits + 1] = '\0';
-            jsg_sb_add(out, " | ");
+            common_sb_add(out, " | ");
         }
         uniform_range(out, min_s, max_s, max_digits);
         return;
@@ -151,13 +151,13 @@ static void build_min_max_int(struct jsg_sb * out, int64_t min_value, int64_t ma
 
     if (has_min) {
         if (min_value < 0) {
-            jsg_sb_add(out, "\"-\" (");
+            common_sb_add(out, "\"-\" (");
             build_min_max_int(out, INT64_MIN, -min_value, decimals_left, false);
-            jsg_sb_add(out, ") | [0] | [1-9] ");
+            common_sb_add(out, ") | [0] | [1-9] ");
             more_digits(out, 0, decimals_left - 1);
         } else if (min_value == 0) {
             if (top_level) {
-                jsg_sb_add(out, "[0] | [1-9] ");
+                common_sb_add(out, "[0] | [1-9] ");
                 more_digits(out, 0, less_decimals);
             } else {
                 more_digits(out, 1, decimals_left);
@@ -167,12 +167,12 @@ static void build_min_max_int(struct jsg_sb * out, int64_t min_value, int64_t ma
             const char range_start = top_level ? '1' : '0';
             if (ch > range_start) {
                 digit_range(out, range_start, (char) (ch - 1));
-                jsg_sb_addc(out, ' ');
+                common_sb_addc(out, ' ');
                 more_digits(out, 1, less_decimals);
-                jsg_sb_add(out, " | ");
+                common_sb_add(out, " | ");
             }
             digit_range(out, ch, '9');
-            jsg_sb_addc(out, ' ');
+            common_sb_addc(out, ' ');
             more_digits(out, 0, less_decimals);
         } else {
             char min_s[24];
@@ -181,18 +181,18 @@ static void build_min_max_int(struct jsg_sb * out, int64_t min_value, int64_t ma
             const char ch = min_s[0];
             if (ch > '1') {
                 digit_range(out, top_level ? '1' : '0', (char) (ch - 1));
-                jsg_sb_addc(out, ' ');
+                common_sb_addc(out, ' ');
                 more_digits(out, len, less_decimals);
-                jsg_sb_add(out, " | ");
+                common_sb_add(out, " | ");
             }
             digit_range(out, ch, ch);
-            jsg_sb_add(out, " (");
+            common_sb_add(out, " (");
             build_min_max_int(out, strtoll(min_s + 1, NULL, 10), INT64_MAX, less_decimals, false);
-            jsg_sb_addc(out, ')');
+            common_sb_addc(out, ')');
             if (ch < '9') {
-                jsg_sb_add(out, " | ");
+                common_sb_add(out, " | ");
                 digit_range(out, (char) (ch + 1), '9');
-                jsg_sb_addc(out, ' ');
+                common_sb_addc(out, ' ');
                 more_digits(out, len - 1, less_decimals);
             }
         }
@@ -202,15 +202,15 @@ static void build_min_max_int(struct jsg_sb * out, int64_t min_value, int64_t ma
     if (has_max) {
         if (max_value >= 0) {
             if (top_level) {
-                jsg_sb_add(out, "\"-\" [1-9] ");
+                common_sb_add(out, "\"-\" [1-9] ");
                 more_digits(out, 0, less_decimals);
-                jsg_sb_add(out, " | ");
+                common_sb_add(out, " | ");
             }
             build_min_max_int(out, 0, max_value, decimals_left, true);
         } else {
-            jsg_sb_add(out, "\"-\" (");
+            common_sb_add(out, "\"-\" (");
             build_min_max_int(out, -max_value, INT64_MAX, decimals_left, false);
-            jsg_sb_addc(out, ')');
+            common_sb_addc(out, ')');
         }
     }
 }
@@ -268,9 +268,9 @@ const char * jsg_visit_integer_range(struct jsg * c, const json_t * schema, cons
         jsg_add_error(c, "integer range is empty (minimum > maximum)");
         return "";
     }
-    struct jsg_sb out = { 0 };
-    jsg_sb_addc(&out, '(');
+    struct common_sb out = { 0 };
+    common_sb_addc(&out, '(');
     build_min_max_int(&out, min_value, max_value, 16, true);
-    jsg_sb_add(&out, ") space");
+    common_sb_add(&out, ") space");
     return jsg_add_rule(c, rule_name, jsg_sb_own(c, &out));
 }

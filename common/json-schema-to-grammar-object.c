@@ -100,48 +100,48 @@ static bool trie_insert(struct jsg * c, struct trie_node * t, const char * s) {
 
 // one character inside [...]: llama.cpp writes it raw; '\' ']' and '-' would break or change the class
 // there, so those are written as GBNF escapes (names without them come out as in llama.cpp)
-static void class_char(struct jsg_sb * out, unsigned char ch) {
+static void class_char(struct common_sb * out, unsigned char ch) {
     if (ch == '\\' || ch == ']' || ch == '-' || ch == '^' || ch == '[') {
-        jsg_sb_addf(out, "\\x%02X", ch);
+        common_sb_addf(out, "\\x%02X", ch);
     } else {
-        jsg_sb_addc(out, (char) ch);
+        common_sb_addc(out, (char) ch);
     }
 }
 
-static void not_strings_node(struct jsg_sb * out, const struct trie_node * node, const char * char_rule) {
-    struct jsg_sb rejects = { 0 };
+static void not_strings_node(struct common_sb * out, const struct trie_node * node, const char * char_rule) {
+    struct common_sb rejects = { 0 };
     bool first = true;
     for (size_t i = 0; i < node->n_kids; i++) {
         const struct trie_node * kid = &node->kids[i];
         class_char(&rejects, kid->ch);
         if (!first) {
-            jsg_sb_add(out, " | ");
+            common_sb_add(out, " | ");
         }
         first = false;
-        jsg_sb_addc(out, '[');
+        common_sb_addc(out, '[');
         class_char(out, kid->ch);
-        jsg_sb_addc(out, ']');
+        common_sb_addc(out, ']');
         if (kid->n_kids > 0) {
-            jsg_sb_add(out, " (");
+            common_sb_add(out, " (");
             not_strings_node(out, kid, char_rule);
-            jsg_sb_addc(out, ')');
+            common_sb_addc(out, ')');
         } else if (kid->end) {
-            jsg_sb_addc(out, ' ');
-            jsg_sb_add(out, char_rule);
-            jsg_sb_addc(out, '+');
+            common_sb_addc(out, ' ');
+            common_sb_add(out, char_rule);
+            common_sb_addc(out, '+');
         }
     }
     if (node->n_kids > 0) {
         if (!first) {
-            jsg_sb_add(out, " | ");
+            common_sb_add(out, " | ");
         }
-        jsg_sb_add(out, "[^\"");
+        common_sb_add(out, "[^\"");
         if (rejects.s) {
-            jsg_sb_add(out, rejects.s);
+            common_sb_add(out, rejects.s);
         }
-        jsg_sb_add(out, "] ");
-        jsg_sb_add(out, char_rule);
-        jsg_sb_addc(out, '*');
+        common_sb_add(out, "] ");
+        common_sb_add(out, char_rule);
+        common_sb_addc(out, '*');
     }
     if (rejects.oom) {
         out->oom = true;
@@ -156,14 +156,14 @@ static const char * not_strings(struct jsg * c, const struct jsg_strs * strings)
         trie_insert(c, &trie, strings->v[i]);
     }
     const char * char_rule = jsg_add_primitive(c, "char", jsg_find_primitive("char"));
-    struct jsg_sb out = { 0 };
-    jsg_sb_add(&out, "[\"] ( ");
+    struct common_sb out = { 0 };
+    common_sb_add(&out, "[\"] ( ");
     not_strings_node(&out, &trie, char_rule);
-    jsg_sb_add(&out, " )");
+    common_sb_add(&out, " )");
     if (!trie.end) {
-        jsg_sb_addc(&out, '?');
+        common_sb_addc(&out, '?');
     }
-    jsg_sb_add(&out, " [\"] space");
+    common_sb_add(&out, " [\"] space");
     trie_free(&trie);
     return jsg_sb_own(c, &out);
 }
@@ -198,7 +198,7 @@ static const char * build_object_rule(struct jsg * c, const struct jsg_props * p
     for (size_t i = 0; i < props->n; i++) {
         const char * prop_name = props->v[i].name;
         const char * prop_rule_name = jsg_visit(c, props->v[i].schema, jsg_sep_name(c, name, prop_name));
-        struct jsg_sb key = { 0 };
+        struct common_sb key = { 0 };
         jsg_dump_string(&key, prop_name, strlen(prop_name));
         const char * key_lit = jsg_format_literal(c, jsg_sb_own(c, &key));
         kv_set(c, &kv, prop_name, jsg_add_rule(c, jsg_sep_name(c, name, JSG_CAT(c, prop_name, "-kv")),
@@ -219,31 +219,31 @@ static const char * build_object_rule(struct jsg * c, const struct jsg_props * p
         jsg_strs_push(c, &optional_props, "*");
     }
 
-    struct jsg_sb rule = { 0 };
-    jsg_sb_add(&rule, "\"{\" space ");
+    struct common_sb rule = { 0 };
+    common_sb_add(&rule, "\"{\" space ");
     for (size_t i = 0; i < required_props.n; i++) {
         if (i > 0) {
-            jsg_sb_add(&rule, " \",\" space ");
+            common_sb_add(&rule, " \",\" space ");
         }
-        jsg_sb_add(&rule, kv_get(&kv, required_props.v[i]));
+        common_sb_add(&rule, kv_get(&kv, required_props.v[i]));
     }
     if (optional_props.n > 0) {
-        jsg_sb_add(&rule, " (");
+        common_sb_add(&rule, " (");
         if (required_props.n > 0) {
-            jsg_sb_add(&rule, " \",\" space ( ");
+            common_sb_add(&rule, " \",\" space ( ");
         }
         for (size_t i = 0; i < optional_props.n; i++) {
             if (i > 0) {
-                jsg_sb_add(&rule, " | ");
+                common_sb_add(&rule, " | ");
             }
-            jsg_sb_add(&rule, recursive_refs(c, &kv, &optional_props, i, false, name));
+            common_sb_add(&rule, recursive_refs(c, &kv, &optional_props, i, false, name));
         }
         if (required_props.n > 0) {
-            jsg_sb_add(&rule, " )");
+            common_sb_add(&rule, " )");
         }
-        jsg_sb_add(&rule, " )?");
+        common_sb_add(&rule, " )?");
     }
-    jsg_sb_add(&rule, " \"}\" space");
+    common_sb_add(&rule, " \"}\" space");
 
     free(required_props.v);
     free(optional_props.v);
@@ -381,15 +381,15 @@ const char * jsg_visit_all_of(struct jsg * c, const json_t * schema, const char 
         if (common.n > 0) {
             // llama.cpp keeps the values in a std::map: sorted by their text
             qsort(common.v, common.n, sizeof(*common.v), cmp_str);
-            struct jsg_sb b = { 0 };
-            jsg_sb_addc(&b, '(');
+            struct common_sb b = { 0 };
+            common_sb_addc(&b, '(');
             for (size_t k = 0; k < common.n; k++) {
                 if (k > 0) {
-                    jsg_sb_add(&b, " | ");
+                    common_sb_add(&b, " | ");
                 }
-                jsg_sb_add(&b, common.v[k]);
+                common_sb_add(&b, common.v[k]);
             }
-            jsg_sb_add(&b, ") space");
+            common_sb_add(&b, ") space");
             result = jsg_add_rule(c, rule_name, jsg_sb_own(c, &b));
         }
         free(common.v);

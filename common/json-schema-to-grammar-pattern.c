@@ -43,19 +43,19 @@ static const char * to_rule(struct pat * p, struct pat_item it) {
 
 // consecutive literals merged, items joined by spaces
 static const char * join_seq(struct pat * p, const struct pat_seq * q) {
-    struct jsg_sb out = { 0 };
-    struct jsg_sb lit = { 0 };
+    struct common_sb out = { 0 };
+    struct common_sb lit = { 0 };
     bool first = true;
     for (size_t k = 0; k <= q->n; k++) {
         const bool flush = k == q->n || !q->v[k].literal;
         if (flush && lit.n > 0) {
             if (!first) {
-                jsg_sb_addc(&out, ' ');
+                common_sb_addc(&out, ' ');
             }
             first = false;
-            jsg_sb_addc(&out, '"');
-            jsg_sb_add(&out, lit.s);
-            jsg_sb_addc(&out, '"');
+            common_sb_addc(&out, '"');
+            common_sb_add(&out, lit.s);
+            common_sb_addc(&out, '"');
             lit.n = 0;
             lit.s[0] = '\0';
         }
@@ -63,13 +63,13 @@ static const char * join_seq(struct pat * p, const struct pat_seq * q) {
             break;
         }
         if (q->v[k].literal) {
-            jsg_sb_add(&lit, q->v[k].s);
+            common_sb_add(&lit, q->v[k].s);
         } else {
             if (!first) {
-                jsg_sb_addc(&out, ' ');
+                common_sb_addc(&out, ' ');
             }
             first = false;
-            jsg_sb_add(&out, q->v[k].s);
+            common_sb_add(&out, q->v[k].s);
         }
     }
     if (lit.oom) {
@@ -128,19 +128,19 @@ static const char * class_escape(char ch) {
 
 // an escaped character inside a GBNF literal or class: GBNF's own escapes pass through, any other
 // character stands for itself (a regex identity escape such as \/ or \-)
-static void escaped_char(struct jsg_sb * out, char next, bool in_class) {
+static void escaped_char(struct common_sb * out, char next, bool in_class) {
     switch (next) {
         case 'n': case 't': case 'r': case '\\': case '"': case ']': case '[':
-            jsg_sb_addc(out, '\\');
-            jsg_sb_addc(out, next);
+            common_sb_addc(out, '\\');
+            common_sb_addc(out, next);
             break;
-        case 'f': jsg_sb_add(out, "\\x0C"); break;
-        case 'v': jsg_sb_add(out, "\\x0B"); break;
+        case 'f': common_sb_add(out, "\\x0C"); break;
+        case 'v': common_sb_add(out, "\\x0B"); break;
         default:
             if (in_class && (next == '-' || next == '^')) {
-                jsg_sb_addf(out, "\\x%02X", (unsigned char) next);
+                common_sb_addf(out, "\\x%02X", (unsigned char) next);
             } else {
-                jsg_sb_addc(out, next);
+                common_sb_addc(out, next);
             }
     }
 }
@@ -165,14 +165,14 @@ static bool hex_escape_ok(const struct pat * p) {
 }
 
 // copies a \x, \u or \U escape with its digits (the same escape in GBNF); refuses one without them
-static void hex_escape(struct pat * p, struct jsg_sb * out) {
+static void hex_escape(struct pat * p, struct common_sb * out) {
     const size_t nd = hex_escape_digits(p->s[p->i + 1]);
     if (!hex_escape_ok(p)) {
         pat_error(p, "Unsupported pattern syntax: \\x, \\u or \\U without its hex digits");
         p->i += 2;
         return;
     }
-    jsg_sb_addn(out, p->s + p->i, nd + 2);
+    common_sb_addn(out, p->s + p->i, nd + 2);
     p->i += nd + 2;
 }
 
@@ -253,8 +253,8 @@ static void pat_group(struct pat * p, struct pat_seq * seq, int depth) {
 }
 
 static void pat_class(struct pat * p, struct pat_seq * seq) {
-    struct jsg_sb b = { 0 };
-    jsg_sb_addc(&b, '[');
+    struct common_sb b = { 0 };
+    common_sb_addc(&b, '[');
     p->i++;
     const size_t body = p->i + (p->i < p->len && p->s[p->i] == '^' ? 1 : 0);
     if (body < p->len && p->s[body] == ']') {
@@ -276,7 +276,7 @@ static void pat_class(struct pat * p, struct pat_seq * seq) {
             const char next = p->s[p->i + 1];
             const char * cls = class_escape(next);
             if (cls && (next == 'd' || next == 'w' || next == 's')) {
-                jsg_sb_addn(&b, cls + 1, strlen(cls) - 2); // the class body without its brackets
+                common_sb_addn(&b, cls + 1, strlen(cls) - 2); // the class body without its brackets
             } else if (cls) {
                 pat_error(p, "Unsupported pattern syntax: negated class escape inside [...]");
             } else {
@@ -284,14 +284,14 @@ static void pat_class(struct pat * p, struct pat_seq * seq) {
             }
             p->i += 2;
         } else {
-            jsg_sb_addc(&b, p->s[p->i]);
+            common_sb_addc(&b, p->s[p->i]);
             p->i++;
         }
     }
     if (p->i >= p->len) {
         pat_error(p, "Unbalanced square brackets");
     }
-    jsg_sb_addc(&b, ']');
+    common_sb_addc(&b, ']');
     p->i++;
     seq_push(p, seq, jsg_sb_own(p->c, &b), false);
 }
@@ -375,7 +375,7 @@ static void pat_braces(struct pat * p, struct pat_seq * seq) {
 }
 
 static void pat_literal(struct pat * p, struct pat_seq * seq) {
-    struct jsg_sb lit = { 0 };
+    struct common_sb lit = { 0 };
     while (p->i < p->len) {
         const char ch = p->s[p->i];
         if (ch == '\\' && p->i + 1 < p->len) {
@@ -397,13 +397,13 @@ static void pat_literal(struct pat * p, struct pat_seq * seq) {
                 continue;
             }
             if (strchr("^$.[]()|{}*+?", next)) {
-                jsg_sb_addc(&lit, next);
+                common_sb_addc(&lit, next);
             } else {
                 escaped_char(&lit, next, false);
             }
             p->i += 2;
         } else if (ch == '"') {
-            jsg_sb_add(&lit, "\\\"");
+            common_sb_add(&lit, "\\\"");
             p->i++;
         } else if (ch == '\\') {
             // a backslash with nothing after it (e.g. "\\$" whose $ was taken for the anchor)
@@ -421,7 +421,7 @@ static void pat_literal(struct pat * p, struct pat_seq * seq) {
             if (!(next >= p->len || lit.n == 0 || p->s[next] == '.' || !is_non_literal(p->s[next]))) {
                 break;
             }
-            jsg_sb_addn(&lit, p->s + p->i, n);
+            common_sb_addn(&lit, p->s + p->i, n);
             p->i = next;
         } else {
             break;

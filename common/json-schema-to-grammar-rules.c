@@ -103,17 +103,17 @@ void jsg_set_rule(struct jsg * c, const char * name, const char * body) {
 
 // runs of characters outside [a-zA-Z0-9-] become one '-' (llama.cpp's INVALID_RULE_CHARS_RE)
 const char * jsg_sanitize_name(struct jsg * c, const char * name) {
-    struct jsg_sb b = { 0 };
-    jsg_sb_add(&b, ""); // "" stays a valid (empty) string
+    struct common_sb b = { 0 };
+    common_sb_add(&b, ""); // "" stays a valid (empty) string
     bool in_run = false;
     for (const char * p = name; *p; p++) {
         const char ch = *p;
         const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-';
         if (ok) {
-            jsg_sb_addc(&b, ch);
+            common_sb_addc(&b, ch);
             in_run = false;
         } else if (!in_run) {
-            jsg_sb_addc(&b, '-');
+            common_sb_addc(&b, '-');
             in_run = true;
         }
     }

@@ -1,6 +1,6 @@
-// Helpers of the JSON schema -> GBNF converter (see json-schema-to-grammar-impl.h): the string builder, the
-// strings owned by one conversion, error and warning collection, JSON text written as nlohmann::json::dump()
-// writes it, and GBNF string literals (gbnf_format_literal).
+// Helpers of the JSON schema -> GBNF converter (see json-schema-to-grammar-impl.h): the strings owned by one
+// conversion, error and warning collection, JSON text written as nlohmann::json::dump() writes it, and GBNF string
+// literals (gbnf_format_literal).
 #include "json-schema-to-grammar.h"
 #include "json-schema-to-grammar-impl.h"
 
@@ -11,53 +11,6 @@
 #include <string.h>
 
 #define JSG_DUMP_MAX  200       // bytes of a schema quoted in an error message
-
-//
-// growable strings
-//
-
-void jsg_sb_addn(struct jsg_sb * b, const char * d, size_t n) {
-    if (b->oom) {
-        return;
-    }
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 64;
-        while (nc < b->n + n + 1) {
-            nc *= 2;
-        }
-        char * ns = realloc(b->s, nc);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = nc;
-    }
-    memcpy(b->s + b->n, d, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-void jsg_sb_add(struct jsg_sb * b, const char * s) {
-    jsg_sb_addn(b, s, strlen(s));
-}
-
-void jsg_sb_addc(struct jsg_sb * b, char c) {
-    jsg_sb_addn(b, &c, 1);
-}
-
-void jsg_sb_addf(struct jsg_sb * b, const char * fmt, ...) {
-    char buf[128];
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t) n >= sizeof(buf)) {
-        b->oom = true; // only short numbers are formatted here
-        return;
-    }
-    jsg_sb_addn(b, buf, (size_t) n);
-}
 
 //
 // the conversion's string arena, errors
@@ -92,7 +45,7 @@ static const char * own(struct jsg * c, char * s) {
     return s;
 }
 
-const char * jsg_sb_own(struct jsg * c, struct jsg_sb * b) {
+const char * jsg_sb_own(struct jsg * c, struct common_sb * b) {
     if (b->oom) {
         free(b->s);
         c->oom = true;
@@ -106,11 +59,11 @@ const char * jsg_sb_own(struct jsg * c, struct jsg_sb * b) {
 
 // concatenation of NULL-terminated string arguments
 const char * jsg_cat(struct jsg * c, const char * first, ...) {
-    struct jsg_sb b = { 0 };
+    struct common_sb b = { 0 };
     va_list ap;
     va_start(ap, first);
     for (const char * s = first; s; s = va_arg(ap, const char *)) {
-        jsg_sb_add(&b, s);
+        common_sb_add(&b, s);
     }
     va_end(ap);
     return jsg_sb_own(c, &b);
@@ -135,16 +88,16 @@ void jsg_add_error(struct jsg * c, const char * fmt, ...) {
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     if (c->errors.n > 0) {
-        jsg_sb_addc(&c->errors, '\n');
+        common_sb_addc(&c->errors, '\n');
     }
-    jsg_sb_add(&c->errors, buf);
+    common_sb_add(&c->errors, buf);
 }
 
 void jsg_add_warning(struct jsg * c, const char * msg) {
     if (c->warnings.n > 0) {
-        jsg_sb_add(&c->warnings, "; ");
+        common_sb_add(&c->warnings, "; ");
     }
-    jsg_sb_add(&c->warnings, msg);
+    common_sb_add(&c->warnings, msg);
 }
 
 //
@@ -154,13 +107,13 @@ void jsg_add_warning(struct jsg * c, const char * msg) {
 
 // shortest decimal digits that read back as v, formatted as nlohmann does (fixed notation for decimal
 // exponents in (-4, 15], always with a fraction part, else d.ddde+XX)
-static void dump_real(struct jsg_sb * b, double v) {
+static void dump_real(struct common_sb * b, double v) {
     if (!isfinite(v)) {
-        jsg_sb_add(b, "null"); // what nlohmann writes for NaN / infinity
+        common_sb_add(b, "null"); // what nlohmann writes for NaN / infinity
         return;
     }
     if (v == 0.0) {
-        jsg_sb_add(b, signbit(v) ? "-0.0" : "0.0");
+        common_sb_add(b, signbit(v) ? "-0.0" : "0.0");
         return;
     }
     char e_buf[40];
@@ -173,7 +126,7 @@ static void dump_real(struct jsg_sb * b, double v) {
     // e_buf: [-]d[.ddd]e[+-]XX -> digits and decimal exponent
     const char * p = e_buf;
     if (*p == '-') {
-        jsg_sb_addc(b, '-');
+        common_sb_addc(b, '-');
         p++;
     }
     char digits[24];
@@ -190,102 +143,102 @@ static void dump_real(struct jsg_sb * b, double v) {
     const int exp10 = *p == 'e' ? atoi(p + 1) : 0;
     const int n = exp10 + 1; // value = 0.digits * 10^n
     if (k <= n && n <= 15) {
-        jsg_sb_addn(b, digits, (size_t) k);
+        common_sb_addn(b, digits, (size_t) k);
         for (int i = k; i < n; i++) {
-            jsg_sb_addc(b, '0');
+            common_sb_addc(b, '0');
         }
-        jsg_sb_add(b, ".0");
+        common_sb_add(b, ".0");
     } else if (0 < n && n <= 15) {
-        jsg_sb_addn(b, digits, (size_t) n);
-        jsg_sb_addc(b, '.');
-        jsg_sb_add(b, digits + n);
+        common_sb_addn(b, digits, (size_t) n);
+        common_sb_addc(b, '.');
+        common_sb_add(b, digits + n);
     } else if (-4 < n && n <= 0) {
-        jsg_sb_add(b, "0.");
+        common_sb_add(b, "0.");
         for (int i = n; i < 0; i++) {
-            jsg_sb_addc(b, '0');
+            common_sb_addc(b, '0');
         }
-        jsg_sb_add(b, digits);
+        common_sb_add(b, digits);
     } else {
-        jsg_sb_addc(b, digits[0]);
+        common_sb_addc(b, digits[0]);
         if (k > 1) {
-            jsg_sb_addc(b, '.');
-            jsg_sb_add(b, digits + 1);
+            common_sb_addc(b, '.');
+            common_sb_add(b, digits + 1);
         }
         const int e = n - 1;
-        jsg_sb_addf(b, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+        common_sb_addf(b, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
     }
 }
 
-void jsg_dump_string(struct jsg_sb * b, const char * s, size_t n) {
-    jsg_sb_addc(b, '"');
+void jsg_dump_string(struct common_sb * b, const char * s, size_t n) {
+    common_sb_addc(b, '"');
     for (size_t i = 0; i < n; i++) {
         const unsigned char ch = (unsigned char) s[i];
         switch (ch) {
-            case '"':  jsg_sb_add(b, "\\\""); break;
-            case '\\': jsg_sb_add(b, "\\\\"); break;
-            case '\b': jsg_sb_add(b, "\\b");  break;
-            case '\f': jsg_sb_add(b, "\\f");  break;
-            case '\n': jsg_sb_add(b, "\\n");  break;
-            case '\r': jsg_sb_add(b, "\\r");  break;
-            case '\t': jsg_sb_add(b, "\\t");  break;
+            case '"':  common_sb_add(b, "\\\""); break;
+            case '\\': common_sb_add(b, "\\\\"); break;
+            case '\b': common_sb_add(b, "\\b");  break;
+            case '\f': common_sb_add(b, "\\f");  break;
+            case '\n': common_sb_add(b, "\\n");  break;
+            case '\r': common_sb_add(b, "\\r");  break;
+            case '\t': common_sb_add(b, "\\t");  break;
             default:
                 if (ch < 0x20) {
-                    jsg_sb_addf(b, "\\u%04x", ch);
+                    common_sb_addf(b, "\\u%04x", ch);
                 } else {
-                    jsg_sb_addc(b, (char) ch);
+                    common_sb_addc(b, (char) ch);
                 }
         }
     }
-    jsg_sb_addc(b, '"');
+    common_sb_addc(b, '"');
 }
 
-static void dump_json(struct jsg_sb * b, const json_t * v, int depth) {
+static void dump_json(struct common_sb * b, const json_t * v, int depth) {
     if (depth > JSG_MAX_DEPTH) {
         b->oom = true;
         return;
     }
     switch (json_typeof(v)) {
-        case JSON_NULL:    jsg_sb_add(b, "null");  break;
-        case JSON_TRUE:    jsg_sb_add(b, "true");  break;
-        case JSON_FALSE:   jsg_sb_add(b, "false"); break;
-        case JSON_INTEGER: jsg_sb_addf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
+        case JSON_NULL:    common_sb_add(b, "null");  break;
+        case JSON_TRUE:    common_sb_add(b, "true");  break;
+        case JSON_FALSE:   common_sb_add(b, "false"); break;
+        case JSON_INTEGER: common_sb_addf(b, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
         case JSON_REAL:    dump_real(b, json_real_value(v)); break;
         case JSON_STRING:  jsg_dump_string(b, json_string_value(v), json_string_length(v)); break;
         case JSON_ARRAY: {
-            jsg_sb_addc(b, '[');
+            common_sb_addc(b, '[');
             size_t i;
             const json_t * el;
             json_array_foreach(v, i, el) {
                 if (i > 0) {
-                    jsg_sb_addc(b, ',');
+                    common_sb_addc(b, ',');
                 }
                 dump_json(b, el, depth + 1);
             }
-            jsg_sb_addc(b, ']');
+            common_sb_addc(b, ']');
             break;
         }
         case JSON_OBJECT: {
-            jsg_sb_addc(b, '{');
+            common_sb_addc(b, '{');
             bool first = true;
             const char * k;
             const json_t * el;
             json_object_foreach((json_t *) v, k, el) {
                 if (!first) {
-                    jsg_sb_addc(b, ',');
+                    common_sb_addc(b, ',');
                 }
                 first = false;
                 jsg_dump_string(b, k, strlen(k));
-                jsg_sb_addc(b, ':');
+                common_sb_addc(b, ':');
                 dump_json(b, el, depth + 1);
             }
-            jsg_sb_addc(b, '}');
+            common_sb_addc(b, '}');
             break;
         }
     }
 }
 
 static const char * dump(struct jsg * c, const json_t * v) {
-    struct jsg_sb b = { 0 };
+    struct common_sb b = { 0 };
     dump_json(&b, v, 0);
     return jsg_sb_own(c, &b);
 }
@@ -302,22 +255,22 @@ const char * jsg_dump_short(struct jsg * c, const json_t * v) {
     return JSG_CAT(c, buf);
 }
 
-static void format_literal_into(struct jsg_sb * b, const char * s) {
-    jsg_sb_addc(b, '"');
+static void format_literal_into(struct common_sb * b, const char * s) {
+    common_sb_addc(b, '"');
     for (; *s; s++) {
         switch (*s) {
-            case '\r': jsg_sb_add(b, "\\r");  break;
-            case '\n': jsg_sb_add(b, "\\n");  break;
-            case '"':  jsg_sb_add(b, "\\\""); break;
-            case '\\': jsg_sb_add(b, "\\\\"); break;
-            default:   jsg_sb_addc(b, *s);
+            case '\r': common_sb_add(b, "\\r");  break;
+            case '\n': common_sb_add(b, "\\n");  break;
+            case '"':  common_sb_add(b, "\\\""); break;
+            case '\\': common_sb_add(b, "\\\\"); break;
+            default:   common_sb_addc(b, *s);
         }
     }
-    jsg_sb_addc(b, '"');
+    common_sb_addc(b, '"');
 }
 
 char * gbnf_format_literal(const char * literal) {
-    struct jsg_sb b = { 0 };
+    struct common_sb b = { 0 };
     format_literal_into(&b, literal ? literal : "");
     if (b.oom) {
         free(b.s);
@@ -327,7 +280,7 @@ char * gbnf_format_literal(const char * literal) {
 }
 
 const char * jsg_format_literal(struct jsg * c, const char * s) {
-    struct jsg_sb b = { 0 };
+    struct common_sb b = { 0 };
     format_literal_into(&b, s);
     return jsg_sb_own(c, &b);
 }

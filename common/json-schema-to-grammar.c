@@ -24,14 +24,14 @@ static const char * union_rule(struct jsg * c, const char * name, const json_t *
         jsg_add_error(c, "an empty \"type\", \"anyOf\" or \"oneOf\" list matches nothing");
         return "";
     }
-    struct jsg_sb out = { 0 };
+    struct common_sb out = { 0 };
     for (size_t i = 0; i < n; i++) {
         const char * idx = jsg_int_str(c, (long long) i);
         const char * sub = *name ? JSG_CAT(c, name, "-", idx) : JSG_CAT(c, "alternative-", idx);
         if (i > 0) {
-            jsg_sb_add(&out, " | ");
+            common_sb_add(&out, " | ");
         }
-        jsg_sb_add(&out, jsg_visit(c, alts[i], sub));
+        common_sb_add(&out, jsg_visit(c, alts[i], sub));
     }
     return jsg_sb_own(c, &out);
 }
@@ -155,17 +155,17 @@ static const char * visit_impl(struct jsg * c, const json_t * schema, const char
             jsg_add_error(c, "\"enum\" must be an array");
             return "";
         }
-        struct jsg_sb b = { 0 };
-        jsg_sb_addc(&b, '(');
+        struct common_sb b = { 0 };
+        common_sb_addc(&b, '(');
         size_t i;
         const json_t * v;
         json_array_foreach(en, i, v) {
             if (i > 0) {
-                jsg_sb_add(&b, " | ");
+                common_sb_add(&b, " | ");
             }
-            jsg_sb_add(&b, jsg_constant_rule(c, v));
+            common_sb_add(&b, jsg_constant_rule(c, v));
         }
-        jsg_sb_add(&b, ") space");
+        common_sb_add(&b, ") space");
         return jsg_add_rule(c, rule_name, jsg_sb_own(c, &b));
     }
     const json_t * props = jsg_get(schema, "properties");
@@ -182,18 +182,18 @@ static const char * visit_impl(struct jsg * c, const json_t * schema, const char
     }
     if ((no_type || type_is(type, "array")) && items) {
         if (json_is_array(items)) {
-            struct jsg_sb b = { 0 };
-            jsg_sb_add(&b, "\"[\" space ");
+            struct common_sb b = { 0 };
+            common_sb_add(&b, "\"[\" space ");
             size_t i;
             const json_t * v;
             json_array_foreach(items, i, v) {
                 if (i > 0) {
-                    jsg_sb_add(&b, " \",\" space ");
+                    common_sb_add(&b, " \",\" space ");
                 }
-                jsg_sb_add(&b, jsg_visit(c, v, jsg_sep_name(c, name,
+                common_sb_add(&b, jsg_visit(c, v, jsg_sep_name(c, name,
                                                             JSG_CAT(c, "tuple-", jsg_int_str(c, (long long) i)))));
             }
-            jsg_sb_add(&b, " \"]\" space");
+            common_sb_add(&b, " \"]\" space");
             return jsg_add_rule(c, rule_name, jsg_sb_own(c, &b));
         }
         const char * item_rule_name = jsg_visit(c, items, jsg_sep_name(c, name, "item"));
@@ -318,12 +318,12 @@ char * json_schema_to_grammar(const json_t * schema, char * err, size_t err_size
             LOG_WRN("WARNING: JSON schema conversion was incomplete: %s\n", c.warnings.s);
         }
         qsort(c.rules, c.n_rules, sizeof(*c.rules), cmp_rule);
-        struct jsg_sb out = { 0 };
+        struct common_sb out = { 0 };
         for (size_t i = 0; i < c.n_rules; i++) {
-            jsg_sb_add(&out, c.rules[i].name);
-            jsg_sb_add(&out, " ::= ");
-            jsg_sb_add(&out, c.rules[i].body);
-            jsg_sb_addc(&out, '\n');
+            common_sb_add(&out, c.rules[i].name);
+            common_sb_add(&out, " ::= ");
+            common_sb_add(&out, c.rules[i].body);
+            common_sb_addc(&out, '\n');
         }
         if (out.oom) {
             free(out.s);
