@@ -460,6 +460,36 @@ char * common_read_stream(FILE * f, size_t * len);
 // GGML_TYPE_COUNT when not allowed
 enum ggml_type common_kv_cache_type_from_str(const char * name);
 
+//
+// Training (common-opt.c)
+//
+
+// learning-rate schedule of llama.cpp's finetune: lr0 halving per epoch down to lr_min (reached after
+// decay_epochs, default all epochs), constant lr0 when lr_min <= 0; wd is the weight decay
+struct lr_opt {
+    float    lr0;          // learning rate at first epoch
+    float    lr_min;       // -1: no decay
+    float    decay_epochs; // if > 0, the learning rate starts at lr0 and decays to lr_min after this many epochs
+    float    scale_epoch;  // set by lr_opt_init
+    float    wd;
+    unsigned epochs;
+    unsigned epoch;        // set by the caller's epoch loop
+};
+
+// llama.cpp's defaults: lr0 1e-5, lr_min -1, decay_epochs -1, wd 0, 2 epochs
+struct lr_opt lr_opt_default(void);
+// call after setting the fields, before lr_opt_get_lr
+void  lr_opt_init(struct lr_opt * lr);
+float lr_opt_get_lr(const struct lr_opt * lr, float epoch);
+
+// ggml_opt_get_optimizer_params over a struct lr_opt (userdata): AdamW / SGD at the epoch's learning rate
+struct ggml_opt_optimizer_params common_opt_lr_pars(void * userdata);
+
+// dataset of llama_n_ctx(ctx)-token datapoints starting every stride tokens, labels the following tokens;
+// NULL (logged) when there are too few tokens for one datapoint
+ggml_opt_dataset_t common_opt_dataset_init(struct llama_context * ctx, const llama_token * tokens, int64_t n_tokens,
+                                           int64_t stride);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include "ggml.h"
 #include "ggml-cpu.h"
 #include "ggml-backend.h"
+#include "ggml-opt.h"
 #include "gguf.h"
 
 #include <stdbool.h>
@@ -1471,6 +1472,48 @@ extern "C" {
     LLAMA_API void                           llama_perf_sampler_print(const struct llama_sampler * chain);
     LLAMA_API void                           llama_perf_sampler_reset(      struct llama_sampler * chain);
 // LLAMA_SAMPLER_API_END
+
+    //
+    // training
+    //
+
+    // function that returns whether or not a given tensor contains trainable parameters
+    typedef bool (*llama_opt_param_filter)(const struct ggml_tensor * tensor, void * userdata);
+
+    // always returns true
+    LLAMA_API bool llama_opt_param_filter_all(const struct ggml_tensor * tensor, void * userdata);
+
+    struct llama_opt_params {
+        uint32_t n_ctx_train; // assumed context size post training, use context size specified in llama_context if 0
+
+        llama_opt_param_filter param_filter; // callback for determining which tensors contain trainable parameters
+        void * param_filter_ud;              // userdata for determining which tensors contain trainable parameters
+
+        ggml_opt_get_optimizer_params get_opt_pars; // callback for calculating optimizer parameters
+        void * get_opt_pars_ud;                     // userdata for calculating optimizer parameters
+
+        enum ggml_opt_optimizer_type optimizer_type;
+    };
+
+    // Prepares lctx for training model (the model lctx was made from): the F32 weights that pass the filter become
+    // trainable (token_embd and rope_freqs excepted, as llama.cpp), with a cross-entropy loss on the next token.
+    // The model must be loaded without mmap (use_mmap = false) and without repacking (use_extra_bufts = false) so
+    // its weights can change and the backward pass can read them. n_ctx must be a multiple of n_batch (tokens per
+    // optimizer step), itself a multiple of n_ubatch (tokens per micro-batch). Errors are logged and leave lctx
+    // without training state (llama_opt_epoch then does nothing).
+    LLAMA_API void llama_opt_init(struct llama_context * lctx, struct llama_model * model, struct llama_opt_params lopt_params);
+
+    // One pass over dataset (I32 datapoints of n_ctx tokens, labels = the next tokens): the first idata_split
+    // datapoints train (accumulating into result_train), the rest are evaluated only (result_eval). The
+    // context's memory (KV cache) is cleared and then holds the training sequences.
+    LLAMA_API void llama_opt_epoch(
+            struct llama_context    * lctx,
+            ggml_opt_dataset_t        dataset,
+            ggml_opt_result_t         result_train,
+            ggml_opt_result_t         result_eval,
+            int64_t                   idata_split,
+            ggml_opt_epoch_callback   callback_train,
+            ggml_opt_epoch_callback   callback_eval);
 
 #ifdef __cplusplus
 }

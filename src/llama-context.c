@@ -6,6 +6,7 @@
 #include "llama-impl.h"
 #include "llama-kv-cache.h"
 #include "llama-model.h"
+#include "llama-opt.h"
 #include "llama-vocab.h"
 
 #include "ggml-alloc.h"
@@ -256,6 +257,7 @@ void llama_free(struct llama_context * ctx) {
         return;
     }
     llama_context_drop_graph(ctx);
+    llama_opt_state_free(ctx->opt);
     if (ctx->sched) {
         ggml_backend_sched_free(ctx->sched);
     }

@@ -18,6 +18,7 @@ extern "C" {
 #endif
 
 struct llama_ctx_sampling;
+struct llama_opt_state;
 
 // tells llama-context-sampling.c that the context carries the backend-sampling hooks
 #define LLAMA_CONTEXT_HAS_SAMPLING 1
@@ -62,6 +63,8 @@ struct llama_context {
     struct llama_ctx_sampling * sampling; // backend samplers per sequence and their outputs (NULL: none)
 
     struct llama_ctx_adapters adapters;   // LoRA set and control vector applied by this context (llama-context-adapter.c)
+
+    struct llama_opt_state * opt;         // training state of llama_opt_init (llama-opt.c); NULL: none
 
     // perf
     int64_t t_start_us;

@@ -161,6 +161,74 @@ static struct ggml_tensor * k_idxs(struct llm_graph * g, bool swa_cache) {
     return *t;
 }
 
+// Training (llama_opt_epoch): the micro-batch holds positions p0 .. p0+n-1 of one sequence whose earlier tokens
+// sit in cache cells 0 .. p0-1 (written by the previous micro-batches). Inference writes K/V into the cache with
+// set_rows and reads them back, an in-place op the backward pass cannot cross. Here the keys are instead
+// set(cast(cache cells 0 .. p0+n-1), k): the earlier tokens are constants, as in llama.cpp, and this
+// micro-batch's K / V stay on the gradient path to wk / wv. A plain copy (which the backward pass allows) also
+// stores K / V in cells p0 .. p0+n-1 for the next micro-batches. n_kv = p0 + n; the mask is built from positions.
+static struct ggml_tensor * attn_training(struct llm_graph * g, struct llama_memory_i * kv, uint32_t il,
+        struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * wo,
+        struct ggml_tensor * bo, float kq_scale, bool is_swa) {
+    struct ggml_context * ctx0 = g->ctx0;
+    const struct llama_hparams * hp = g->hp;
+    struct ggml_tensor * kc = kv->k[il];
+    struct ggml_tensor * vc = kv->v[il];
+    const int64_t n      = g->n_tokens;
+    const int64_t n_kv   = g->n_kv;
+    const int64_t p0     = n_kv - n;
+    const int64_t n_head = q->ne[1];
+    const int64_t hd_k = k->ne[0], n_head_kv = k->ne[1], hd_v = v->ne[0];
+    const int64_t n_embd_k = hd_k * n_head_kv, n_embd_v = hd_v * n_head_kv;
+
+    struct ggml_tensor * k2 = ggml_reshape_2d(ctx0, ggml_cont(ctx0, k), n_embd_k, n); // [n_embd_k, n]
+    struct ggml_tensor * v2 = ggml_reshape_2d(ctx0, ggml_cont(ctx0, v), n_embd_v, n); // [n_embd_v, n]
+
+    // keys of cells 0 .. n_kv-1, this micro-batch's own in the last n rows
+    struct ggml_tensor * k_all = ggml_cast(ctx0, ggml_view_2d(ctx0, kc, n_embd_k, n_kv, kc->nb[1], 0), GGML_TYPE_F32);
+    k_all = ggml_set_2d(ctx0, k_all, k2, k_all->nb[1], (size_t) p0 * k_all->nb[1]);
+    ggml_build_forward_expand(g->gf, ggml_cpy(ctx0, k2, ggml_view_2d(ctx0, kc, n_embd_k, n, kc->nb[1], (size_t) p0 * kc->nb[1])));
+
+    struct ggml_tensor * mask = kq_mask(g, is_swa);                  // [n_kv, n]
+    struct ggml_tensor * qp = ggml_permute(ctx0, q, 0, 2, 1, 3);     // [hd_k, n, n_head]
+    struct ggml_tensor * kp = ggml_permute(ctx0, ggml_reshape_3d(ctx0, k_all, hd_k, n_head_kv, n_kv), 0, 2, 1, 3);
+    struct ggml_tensor * cur;
+    if (!kv->v_trans) {
+        struct ggml_tensor * v_all = ggml_cast(ctx0, ggml_view_2d(ctx0, vc, n_embd_v, n_kv, vc->nb[1], 0), GGML_TYPE_F32);
+        v_all = ggml_set_2d(ctx0, v_all, v2, v_all->nb[1], (size_t) p0 * v_all->nb[1]);
+        ggml_build_forward_expand(g->gf, ggml_cpy(ctx0, v2, ggml_view_2d(ctx0, vc, n_embd_v, n, vc->nb[1], (size_t) p0 * vc->nb[1])));
+        struct ggml_tensor * vp = ggml_permute(ctx0, ggml_reshape_3d(ctx0, v_all, hd_v, n_head_kv, n_kv), 0, 2, 1, 3);
+        cur = ggml_flash_attn_ext(ctx0, qp, kp, vp, mask, kq_scale, 0.0f,
+                hp->use_attn_softcap ? hp->f_attn_logit_softcapping : 0.0f);
+        ggml_flash_attn_ext_set_prec(cur, GGML_PREC_F32);
+        cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, n);
+    } else {
+        // the transposed cache: channels along ne1, cells along ne0
+        struct ggml_tensor * vt2   = ggml_cont(ctx0, ggml_transpose(ctx0, v2)); // [n, n_embd_v]
+        struct ggml_tensor * v_all = ggml_cast(ctx0, ggml_view_2d(ctx0, vc, n_kv, n_embd_v, vc->nb[1], 0), GGML_TYPE_F32);
+        v_all = ggml_set_2d(ctx0, v_all, vt2, v_all->nb[1], (size_t) p0 * ggml_element_size(v_all));
+        ggml_build_forward_expand(g->gf, ggml_cpy(ctx0, vt2, ggml_view_2d(ctx0, vc, n, n_embd_v, vc->nb[1],
+                                                                        (size_t) p0 * ggml_element_size(vc))));
+        struct ggml_tensor * kq = ggml_mul_mat(ctx0, ggml_cont(ctx0, kp), qp); // [n_kv, n, n_head]
+        ggml_mul_mat_set_prec(kq, GGML_PREC_F32);
+        if (hp->use_attn_softcap && hp->f_attn_logit_softcapping > 0.0f) {
+            kq = ggml_scale(ctx0, kq, kq_scale / hp->f_attn_logit_softcapping);
+            kq = ggml_tanh(ctx0, kq);
+            kq = ggml_scale(ctx0, kq, hp->f_attn_logit_softcapping);
+            kq_scale = 1.0f;
+        }
+        kq = ggml_soft_max_ext(ctx0, kq, mask, kq_scale, 0.0f);
+        struct ggml_tensor * vt  = ggml_reshape_3d(ctx0, v_all, n_kv, hd_v, n_head_kv); // [n_kv, hd_v, n_head_kv]
+        struct ggml_tensor * kqv = ggml_mul_mat(ctx0, vt, kq);                         // [hd_v, n, n_head]
+        cur = ggml_cont(ctx0, ggml_permute(ctx0, kqv, 0, 2, 1, 3));                    // [hd_v, n_head, n]
+        cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, n);
+    }
+    if (wo) {
+        cur = llm_graph_lin(g, wo, bo, cur);
+    }
+    return cur;
+}
+
 struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct ggml_tensor * q,
         struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * wo, struct ggml_tensor * bo,
         float kq_scale) {
@@ -175,6 +243,9 @@ struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct gg
     const uint32_t n_head_kv = llama_hparams_n_head_kv(hp, il);
     const uint32_t hd_k      = hp->n_embd_head_k;
     const uint32_t hd_v      = hp->n_embd_head_v;
+    if (g->training) {
+        return attn_training(g, kv, il, q, k, v, wo, bo, kq_scale, is_swa);
+    }
     struct ggml_tensor * kc = kv->k[il];
     struct ggml_tensor * vc = kv->v[il];
 
@@ -346,6 +417,21 @@ bool llm_graph_build(struct llm_graph * g) {
     }
 }
 
+// the training mask (one sequence, cell j holds position j, see attn_training): causal, and within the window
+// on sliding-window layers
+static void training_mask(const struct llm_graph * g, bool swa, float * data) {
+    const struct llama_ubatch * ub = g->ub;
+    const uint32_t n = g->n_tokens, n_kv = g->n_kv;
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < n_kv; j++) {
+            const llama_pos pi = ub->pos[i], pj = (llama_pos) j;
+            bool masked = g->cp->causal_attn && pj > pi;
+            masked = masked || (swa && g->hp->n_swa > 0 && pi - pj >= (llama_pos) g->hp->n_swa);
+            data[(size_t) i * n_kv + j] = masked ? -INFINITY : 0.0f;
+        }
+    }
+}
+
 void llm_graph_set_inputs(struct llm_graph * g) {
     const struct llama_ubatch * ub = g->ub;
     const uint32_t n = g->n_tokens;
@@ -389,7 +475,11 @@ void llm_graph_set_inputs(struct llm_graph * g) {
         if (!data) {
             continue;
         }
-        llama_kv_cache_fill_mask(kv, ub, n_kv, g->cp->causal_attn, m == 1, data);
+        if (g->training) {
+            training_mask(g, m == 1, data);
+        } else {
+            llama_kv_cache_fill_mask(kv, ub, n_kv, g->cp->causal_attn, m == 1, data);
+        }
         ggml_backend_tensor_set(masks[m], data, 0, (size_t) n * n_kv * sizeof(float));
         free(data);
     }

@@ -73,6 +73,8 @@ struct llm_graph {
     uint32_t n_outputs;          // rows of the ubatch with output set
     uint32_t n_kv;               // cache cells the attention looks at
     uint32_t n_kv_swa;           // the same in kv->swa (sliding-window layers of an iSWA cache)
+    bool     training;           // llama_opt_epoch: one sequence, positions n_kv - n_tokens .. n_kv - 1 (cells =
+                                 // positions, n_kv_swa = n_kv); the attention keeps K/V differentiable
 
     // inputs, filled by llm_graph_set_inputs after allocation
     struct ggml_tensor * inp_tokens;      // I32 [n_tokens]

@@ -14,6 +14,7 @@
 #include "ggml-alloc.h"
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
+#include "ggml-opt.h"
 #include "gguf.h"
 #include "harness.h"
 
@@ -1841,6 +1842,120 @@ static int api_compat_functions_gguf(void) {
     return n;
 }
 
+// ---- opt: ggml/include/ggml-opt.h and llama.h's training section (llama.cpp's forms, hand-written in the
+// generated style: typedefs, enum values, struct layouts, prototypes)
+typedef struct ggml_opt_dataset * ref_ggml_opt_dataset_t;
+_Static_assert(_Generic((ref_ggml_opt_dataset_t *) 0, ggml_opt_dataset_t *: 1, default: 0), "typedef ggml_opt_dataset_t");
+typedef struct ggml_opt_context * ref_ggml_opt_context_t;
+_Static_assert(_Generic((ref_ggml_opt_context_t *) 0, ggml_opt_context_t *: 1, default: 0), "typedef ggml_opt_context_t");
+typedef struct ggml_opt_result * ref_ggml_opt_result_t;
+_Static_assert(_Generic((ref_ggml_opt_result_t *) 0, ggml_opt_result_t *: 1, default: 0), "typedef ggml_opt_result_t");
+typedef struct ggml_opt_optimizer_params (*ref_ggml_opt_get_optimizer_params)(void * userdata);
+_Static_assert(_Generic((ref_ggml_opt_get_optimizer_params *) 0, ggml_opt_get_optimizer_params *: 1, default: 0), "typedef ggml_opt_get_optimizer_params");
+typedef void (*ref_ggml_opt_epoch_callback)(bool train, ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dataset, ggml_opt_result_t result, int64_t ibatch, int64_t ibatch_max, int64_t t_start_us);
+_Static_assert(_Generic((ref_ggml_opt_epoch_callback *) 0, ggml_opt_epoch_callback *: 1, default: 0), "typedef ggml_opt_epoch_callback");
+typedef bool (*ref_llama_opt_param_filter)(const struct ggml_tensor * tensor, void * userdata);
+_Static_assert(_Generic((ref_llama_opt_param_filter *) 0, llama_opt_param_filter *: 1, default: 0), "typedef llama_opt_param_filter");
+
+_Static_assert((GGML_OPT_LOSS_TYPE_MEAN) == (0), "GGML_OPT_LOSS_TYPE_MEAN");
+_Static_assert((GGML_OPT_LOSS_TYPE_SUM) == (1), "GGML_OPT_LOSS_TYPE_SUM");
+_Static_assert((GGML_OPT_LOSS_TYPE_CROSS_ENTROPY) == (2), "GGML_OPT_LOSS_TYPE_CROSS_ENTROPY");
+_Static_assert((GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR) == (3), "GGML_OPT_LOSS_TYPE_MEAN_SQUARED_ERROR");
+_Static_assert((GGML_OPT_BUILD_TYPE_FORWARD) == (10), "GGML_OPT_BUILD_TYPE_FORWARD");
+_Static_assert((GGML_OPT_BUILD_TYPE_GRAD) == (20), "GGML_OPT_BUILD_TYPE_GRAD");
+_Static_assert((GGML_OPT_BUILD_TYPE_OPT) == (30), "GGML_OPT_BUILD_TYPE_OPT");
+_Static_assert((GGML_OPT_OPTIMIZER_TYPE_ADAMW) == (0), "GGML_OPT_OPTIMIZER_TYPE_ADAMW");
+_Static_assert((GGML_OPT_OPTIMIZER_TYPE_SGD) == (1), "GGML_OPT_OPTIMIZER_TYPE_SGD");
+_Static_assert((GGML_OPT_OPTIMIZER_TYPE_COUNT) == (2), "GGML_OPT_OPTIMIZER_TYPE_COUNT");
+
+struct ref_ggml_opt_optimizer_params { struct { float alpha; float beta1; float beta2; float eps; float wd; float gclip; } adamw; struct { float alpha; float wd; } sgd; };
+static struct ggml_opt_optimizer_params v_ggml_opt_optimizer_params;
+struct ref_ggml_opt_params { ggml_backend_sched_t backend_sched; struct ggml_context * ctx_compute; struct ggml_tensor * inputs; struct ggml_tensor * outputs; enum ggml_opt_loss_type loss_type; enum ggml_opt_build_type build_type; int32_t opt_period; ggml_opt_get_optimizer_params get_opt_pars; void * get_opt_pars_ud; enum ggml_opt_optimizer_type optimizer; };
+static struct ggml_opt_params v_ggml_opt_params;
+struct ref_llama_opt_params { uint32_t n_ctx_train; llama_opt_param_filter param_filter; void * param_filter_ud; ggml_opt_get_optimizer_params get_opt_pars; void * get_opt_pars_ud; enum ggml_opt_optimizer_type optimizer_type; };
+static struct llama_opt_params v_llama_opt_params;
+
+#define API_COMPAT_FIELD(S, F, T)                                                                            \
+    _Static_assert(offsetof(struct S, F) == offsetof(struct ref_##S, F), "offset of " #S "." #F);           \
+    { T (*p) = &v_##S.F; n += p != NULL; }
+
+static int api_compat_fields_opt(void) {
+    int n = 0;
+    _Static_assert(sizeof(struct ggml_opt_optimizer_params) == sizeof(struct ref_ggml_opt_optimizer_params), "size of struct ggml_opt_optimizer_params");
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, adamw.alpha, float)
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, adamw.beta1, float)
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, adamw.beta2, float)
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, adamw.eps, float)
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, adamw.wd, float)
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, adamw.gclip, float)
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, sgd.alpha, float)
+    API_COMPAT_FIELD(ggml_opt_optimizer_params, sgd.wd, float)
+    _Static_assert(sizeof(struct ggml_opt_params) == sizeof(struct ref_ggml_opt_params), "size of struct ggml_opt_params");
+    API_COMPAT_FIELD(ggml_opt_params, backend_sched, ggml_backend_sched_t)
+    API_COMPAT_FIELD(ggml_opt_params, ctx_compute, struct ggml_context *)
+    API_COMPAT_FIELD(ggml_opt_params, inputs, struct ggml_tensor *)
+    API_COMPAT_FIELD(ggml_opt_params, outputs, struct ggml_tensor *)
+    API_COMPAT_FIELD(ggml_opt_params, loss_type, enum ggml_opt_loss_type)
+    API_COMPAT_FIELD(ggml_opt_params, build_type, enum ggml_opt_build_type)
+    API_COMPAT_FIELD(ggml_opt_params, opt_period, int32_t)
+    API_COMPAT_FIELD(ggml_opt_params, get_opt_pars, ggml_opt_get_optimizer_params)
+    API_COMPAT_FIELD(ggml_opt_params, get_opt_pars_ud, void *)
+    API_COMPAT_FIELD(ggml_opt_params, optimizer, enum ggml_opt_optimizer_type)
+    _Static_assert(sizeof(struct llama_opt_params) == sizeof(struct ref_llama_opt_params), "size of struct llama_opt_params");
+    API_COMPAT_FIELD(llama_opt_params, n_ctx_train, uint32_t)
+    API_COMPAT_FIELD(llama_opt_params, param_filter, llama_opt_param_filter)
+    API_COMPAT_FIELD(llama_opt_params, param_filter_ud, void *)
+    API_COMPAT_FIELD(llama_opt_params, get_opt_pars, ggml_opt_get_optimizer_params)
+    API_COMPAT_FIELD(llama_opt_params, get_opt_pars_ud, void *)
+    API_COMPAT_FIELD(llama_opt_params, optimizer_type, enum ggml_opt_optimizer_type)
+    return n;
+}
+
+static int api_compat_functions_opt(void) {
+    int n = 0;
+    { ggml_opt_dataset_t (*f)(enum ggml_type, enum ggml_type, int64_t, int64_t, int64_t, int64_t) = ggml_opt_dataset_init; n += f != NULL; }
+    { void (*f)(ggml_opt_dataset_t) = ggml_opt_dataset_free; n += f != NULL; }
+    { int64_t (*f)(ggml_opt_dataset_t) = ggml_opt_dataset_ndata; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_dataset_t) = ggml_opt_dataset_data; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_dataset_t) = ggml_opt_dataset_labels; n += f != NULL; }
+    { void (*f)(ggml_opt_context_t, ggml_opt_dataset_t, int64_t) = ggml_opt_dataset_shuffle; n += f != NULL; }
+    { void (*f)(ggml_opt_dataset_t, struct ggml_tensor *, struct ggml_tensor *, int64_t) = ggml_opt_dataset_get_batch; n += f != NULL; }
+    { void (*f)(ggml_opt_dataset_t, void *, size_t, void *, int64_t) = ggml_opt_dataset_get_batch_host; n += f != NULL; }
+    { struct ggml_opt_optimizer_params (*f)(void *) = ggml_opt_get_default_optimizer_params; n += f != NULL; }
+    { struct ggml_opt_optimizer_params (*f)(void *) = ggml_opt_get_constant_optimizer_params; n += f != NULL; }
+    { struct ggml_opt_params (*f)(ggml_backend_sched_t, enum ggml_opt_loss_type) = ggml_opt_default_params; n += f != NULL; }
+    { ggml_opt_context_t (*f)(struct ggml_opt_params) = ggml_opt_init; n += f != NULL; }
+    { void (*f)(ggml_opt_context_t) = ggml_opt_free; n += f != NULL; }
+    { void (*f)(ggml_opt_context_t, bool) = ggml_opt_reset; n += f != NULL; }
+    { bool (*f)(ggml_opt_context_t) = ggml_opt_static_graphs; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_context_t) = ggml_opt_inputs; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_context_t) = ggml_opt_outputs; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_context_t) = ggml_opt_labels; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_context_t) = ggml_opt_loss; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_context_t) = ggml_opt_pred; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_context_t) = ggml_opt_ncorrect; n += f != NULL; }
+    { struct ggml_tensor * (*f)(ggml_opt_context_t, struct ggml_tensor *) = ggml_opt_grad_acc; n += f != NULL; }
+    { enum ggml_opt_optimizer_type (*f)(ggml_opt_context_t) = ggml_opt_context_optimizer_type; n += f != NULL; }
+    { const char * (*f)(enum ggml_opt_optimizer_type) = ggml_opt_optimizer_name; n += f != NULL; }
+    { ggml_opt_result_t (*f)(void) = ggml_opt_result_init; n += f != NULL; }
+    { void (*f)(ggml_opt_result_t) = ggml_opt_result_free; n += f != NULL; }
+    { void (*f)(ggml_opt_result_t) = ggml_opt_result_reset; n += f != NULL; }
+    { void (*f)(ggml_opt_result_t, int64_t *) = ggml_opt_result_ndata; n += f != NULL; }
+    { void (*f)(ggml_opt_result_t, double *, double *) = ggml_opt_result_loss; n += f != NULL; }
+    { void (*f)(ggml_opt_result_t, int32_t *) = ggml_opt_result_pred; n += f != NULL; }
+    { void (*f)(ggml_opt_result_t, double *, double *) = ggml_opt_result_accuracy; n += f != NULL; }
+    { void (*f)(ggml_opt_context_t, struct ggml_context *, struct ggml_cgraph *, struct ggml_tensor *, struct ggml_tensor *) = ggml_opt_prepare_alloc; n += f != NULL; }
+    { void (*f)(ggml_opt_context_t, bool) = ggml_opt_alloc; n += f != NULL; }
+    { void (*f)(ggml_opt_context_t, ggml_opt_result_t) = ggml_opt_eval; n += f != NULL; }
+    { void (*f)(ggml_opt_context_t, ggml_opt_dataset_t, ggml_opt_result_t, ggml_opt_result_t, int64_t, ggml_opt_epoch_callback, ggml_opt_epoch_callback) = ggml_opt_epoch; n += f != NULL; }
+    { void (*f)(bool, ggml_opt_context_t, ggml_opt_dataset_t, ggml_opt_result_t, int64_t, int64_t, int64_t) = ggml_opt_epoch_callback_progress_bar; n += f != NULL; }
+    { void (*f)(ggml_backend_sched_t, struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, ggml_opt_dataset_t, enum ggml_opt_loss_type, enum ggml_opt_optimizer_type, ggml_opt_get_optimizer_params, int64_t, int64_t, float, bool) = ggml_opt_fit; n += f != NULL; }
+    { bool (*f)(const struct ggml_tensor *, void *) = llama_opt_param_filter_all; n += f != NULL; }
+    { void (*f)(struct llama_context *, struct llama_model *, struct llama_opt_params) = llama_opt_init; n += f != NULL; }
+    { void (*f)(struct llama_context *, ggml_opt_dataset_t, ggml_opt_result_t, ggml_opt_result_t, int64_t, ggml_opt_epoch_callback, ggml_opt_epoch_callback) = llama_opt_epoch; n += f != NULL; }
+    return n;
+}
+
 // ---- run-time checks of what the signatures promise
 
 // ggml_get_type_traits_cpu: the activation formats llama.cpp pairs with each weight type, and dot products
@@ -1947,10 +2062,13 @@ static void test_load_from_file_ptr(void) {
 int main(void) {
     llama_log_set(NULL, NULL);
     const int n_fn = api_compat_functions_llama() + api_compat_functions_ggml() + api_compat_functions_cpu() +
-                     api_compat_functions_backend() + api_compat_functions_alloc() + api_compat_functions_gguf();
+                     api_compat_functions_backend() + api_compat_functions_alloc() + api_compat_functions_gguf() +
+                     api_compat_functions_opt();
     const int n_fields = api_compat_fields_llama() + api_compat_fields_ggml() + api_compat_fields_cpu() +
-                         api_compat_fields_backend() + api_compat_fields_alloc() + api_compat_fields_gguf();
+                         api_compat_fields_backend() + api_compat_fields_alloc() + api_compat_fields_gguf() +
+                         api_compat_fields_opt();
     TH_CHECK(n_fn > 500 && n_fields > 100, "%d functions, %d fields checked", n_fn, n_fields);
+    TH_CHECK(api_compat_functions_opt() == 40 && api_compat_fields_opt() == 24, "ggml-opt and llama_opt_* checked");
     TH_CHECK(strcmp(GGUF_MAGIC, "GGUF") == 0, "GGUF_MAGIC");
     TH_CHECK(strcmp(GGUF_KEY_GENERAL_ALIGNMENT, "general.alignment") == 0, "GGUF_KEY_GENERAL_ALIGNMENT");
 
