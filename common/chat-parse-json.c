@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 static int hexval(char c) {
@@ -18,7 +19,79 @@ static int hexval(char c) {
     return -1;
 }
 
-// s[i] == '"'
+// the length of the UTF-8 sequence at s[i] (s[i] >= 0x80): 0 when malformed (bad lead or continuation byte,
+// overlong, surrogate, above U+10FFFF), SIZE_MAX when the text ends inside it
+static size_t utf8_seq(const char * s, size_t n, size_t i) {
+    const unsigned char c = (unsigned char) s[i];
+    size_t len;
+    uint32_t cp;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t k = 1; k < len; k++) {
+        if (i + k >= n) {
+            return SIZE_MAX;
+        }
+        const unsigned char cc = (unsigned char) s[i + k];
+        if ((cc & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (cc & 0x3f);
+        // overlong / surrogate / too large is known after the second byte
+        if (k == 1 && ((len == 3 && cp < 0x20) || (len == 3 && cp >= 0x360 && cp < 0x380) || (len == 4 && cp < 0x10) ||
+                       (len == 4 && cp >= 0x110))) {
+            return 0;
+        }
+    }
+    return len;
+}
+
+// the bytes at the end of s[from..to) that begin a UTF-8 sequence the end cuts off: a partial text shows the
+// character once it is whole, so that every later text extends what was shown
+static size_t utf8_cut(const char * s, size_t from, size_t to) {
+    for (size_t k = 1; k <= 3 && k <= to - from; k++) {
+        const unsigned char c = (unsigned char) s[to - k];
+        if ((c & 0xc0) == 0x80) {
+            continue;
+        }
+        return c >= 0xc0 && utf8_seq(s, to, to - k) == SIZE_MAX ? k : 0;
+    }
+    return 0;
+}
+
+// the code unit of the \uXXXX escape at s[i] ('\\'): -1 when cut off by the end, -2 when not hex
+static long escape_u(const char * s, size_t n, size_t i) {
+    if (i + 1 >= n) {
+        return -1;
+    }
+    if (s[i + 1] != 'u') {
+        return -2;
+    }
+    long v = 0;
+    for (size_t k = 0; k < 4; k++) {
+        if (i + 2 + k >= n) {
+            return -1;
+        }
+        const int h = hexval(s[i + 2 + k]);
+        if (h < 0) {
+            return -2;
+        }
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+// s[i] == '"'. Strings are checked as strict JSON parsers (nlohmann, jansson) read them: valid UTF-8, and
+// surrogate escapes only in high-low pairs, so that what is taken as JSON here is JSON to every consumer.
 static size_t scan_string(const char * s, size_t n, size_t i) {
     for (i++; i < n; i++) {
         const unsigned char c = (unsigned char) s[i];
@@ -28,21 +101,48 @@ static size_t scan_string(const char * s, size_t n, size_t i) {
         if (c < 0x20) {
             return CHAT_JSON_INVALID;
         }
+        if (c >= 0x80) {
+            const size_t len = utf8_seq(s, n, i);
+            if (len == SIZE_MAX) {
+                return CHAT_JSON_INCOMPLETE;
+            }
+            if (len == 0) {
+                return CHAT_JSON_INVALID;
+            }
+            i += len - 1;
+            continue;
+        }
         if (c == '\\') {
             if (i + 1 >= n) {
                 return CHAT_JSON_INCOMPLETE;
             }
             const char e = s[i + 1];
             if (e == 'u') {
-                for (size_t k = 0; k < 4; k++) {
-                    if (i + 2 + k >= n) {
-                        return CHAT_JSON_INCOMPLETE;
-                    }
-                    if (hexval(s[i + 2 + k]) < 0) {
-                        return CHAT_JSON_INVALID;
-                    }
+                const long u = escape_u(s, n, i);
+                if (u == -1) {
+                    return CHAT_JSON_INCOMPLETE;
+                }
+                if (u < 0 || (u >= 0xdc00 && u <= 0xdfff)) {
+                    return CHAT_JSON_INVALID;
                 }
                 i += 5;
+                if (u >= 0xd800 && u <= 0xdbff) {
+                    // a high surrogate: the low one must follow
+                    if (i + 1 >= n) {
+                        return CHAT_JSON_INCOMPLETE;
+                    }
+                    if (s[i + 1] != '\\') {
+                        return CHAT_JSON_INVALID;
+                    }
+                    const long lo = escape_u(s, n, i + 1);
+                    if (lo == -1) {
+                        return CHAT_JSON_INCOMPLETE;
+                    }
+                    if (lo < 0xdc00 || lo > 0xdfff) {
+                        return CHAT_JSON_INVALID;
+                    }
+                    i += 6;
+                }
             } else if (strchr("\"\\/bfnrt", e) && e) {
                 i++;
             } else {
@@ -291,7 +391,7 @@ bool chat_json_decode_string(const char * s, size_t n, size_t i, struct common_s
         }
         run = i;
     }
-    common_sb_addn(out, s + run, i - run);
+    common_sb_addn(out, s + run, i - utf8_cut(s, run, i) - run);
     return false;
 }
 
@@ -386,5 +486,5 @@ void chat_json_compact(const char * s, size_t from, size_t to, bool partial, str
         i += used;
         run = i;
     }
-    common_sb_addn(out, s + run, to - run);
+    common_sb_addn(out, s + run, to - (partial ? utf8_cut(s, run, to) : 0) - run);
 }

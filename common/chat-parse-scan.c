@@ -283,13 +283,15 @@ static int scan_call(struct chat_parser * p, size_t i, const char * name_key, co
 }
 
 // the arguments text llama.cpp reports: a string value as its text (only once complete), anything else as JSON
-// without insignificant whitespace (so far, when the text ends inside it)
-static char * args_text(struct chat_parser * p, const char * s, size_t from, size_t to, bool complete) {
+// without insignificant whitespace (so far, when the text ends inside it). string_as_json: the value is the whole
+// arguments (llama.cpp dumps it), so a string stays JSON text too ("\"x\"", never the bare x, which is no JSON)
+static char * args_text(struct chat_parser * p, const char * s, size_t from, size_t to, bool complete,
+                        bool string_as_json) {
     struct common_sb b = { 0 };
     while (from < to && chat_json_is_ws(s[from])) {
         from++;
     }
-    if (from < to && s[from] == '"') {
+    if (from < to && s[from] == '"' && !string_as_json) {
         if (complete) {
             chat_json_decode_string(s, to, from, &b);
         }
@@ -308,7 +310,7 @@ static bool add_jcall(struct chat_parser * p, const struct jcall * c) {
     if (!c->name || !c->name[0]) {
         return false;
     }
-    char * args = c->has_args ? args_text(p, p->in, c->args_from, c->args_to, c->args_complete) : strdup("");
+    char * args = c->has_args ? args_text(p, p->in, c->args_from, c->args_to, c->args_complete, false) : strdup("");
     if (!args) {
         p->oom = true;
         return false;
@@ -379,7 +381,7 @@ int chat_parser_consume_args(struct chat_parser * p, const char * name, bool * i
         return CHAT_PARSE_STOP;
     }
     const bool complete = end != CHAT_JSON_INCOMPLETE;
-    char * args = args_text(p, p->in, p->pos, complete ? end : p->n, complete);
+    char * args = args_text(p, p->in, p->pos, complete ? end : p->n, complete, true);
     if (!args) {
         return CHAT_PARSE_STOP;
     }

@@ -110,6 +110,11 @@ void           jsg_resolve_refs(struct jsg * c, const json_t * root, const json_
 const json_t * jsg_ref_target  (const struct jsg * c, const char * ref);
 const char   * jsg_resolve_ref (struct jsg * c, const char * ref);
 
+// the rules as grammar text (sorted by name; malloc'd), or NULL with the errors in err; jsg_release frees what the
+// conversion made (json-schema-to-grammar.c)
+char * jsg_format_grammar(struct jsg * c, char * err, size_t err_size);
+void   jsg_release(struct jsg * c);
+
 // visitors: the name of the rule made for the schema ("" after an error)
 const char * jsg_visit              (struct jsg * c, const json_t * schema, const char * name);
 const char * jsg_visit_object       (struct jsg * c, const json_t * schema, const char * name, const char * rule_name);

@@ -287,6 +287,53 @@ static int cmp_rule(const void * a, const void * b) {
     return strcmp(((const struct jsg_rule *) a)->name, ((const struct jsg_rule *) b)->name);
 }
 
+char * jsg_format_grammar(struct jsg * c, char * err, size_t err_size) {
+    if (c->oom || c->errors.oom) {
+        set_err(err, err_size, "JSON schema conversion failed:\nout of memory");
+        return NULL;
+    }
+    if (c->errors.n > 0) {
+        if (err && err_size > 0) {
+            snprintf(err, err_size, "JSON schema conversion failed:\n%s", c->errors.s);
+        }
+        return NULL;
+    }
+    if (c->warnings.n > 0) {
+        LOG_WRN("WARNING: JSON schema conversion was incomplete: %s\n", c->warnings.s);
+    }
+    qsort(c->rules, c->n_rules, sizeof(*c->rules), cmp_rule);
+    struct common_sb out = { 0 };
+    for (size_t i = 0; i < c->n_rules; i++) {
+        common_sb_add(&out, c->rules[i].name);
+        common_sb_add(&out, " ::= ");
+        common_sb_add(&out, c->rules[i].body);
+        common_sb_addc(&out, '\n');
+    }
+    if (out.oom) {
+        free(out.s);
+        set_err(err, err_size, "JSON schema conversion failed:\nout of memory");
+        return NULL;
+    }
+    return out.s;
+}
+
+void jsg_release(struct jsg * c) {
+    for (size_t i = 0; i < c->n_owned; i++) {
+        free(c->owned[i]);
+    }
+    for (size_t i = 0; i < c->n_temps; i++) {
+        json_decref(c->temps[i]);
+    }
+    free(c->owned);
+    free(c->rules);
+    free(c->refs);
+    free(c->resolving);
+    free(c->temps);
+    free(c->errors.s);
+    free(c->warnings.s);
+    memset(c, 0, sizeof(*c));
+}
+
 char * json_schema_to_grammar(const json_t * schema, char * err, size_t err_size) {
     set_err(err, err_size, "");
     if (!schema) {
@@ -298,7 +345,6 @@ char * json_schema_to_grammar(const json_t * schema, char * err, size_t err_size
     c.dotall = false;
 
     json_t * copy = json_deep_copy(schema);
-    char * result = NULL;
     if (copy && jsg_hoist_defs_to_root(copy)) {
         jsg_set_space_rule(&c);
         jsg_resolve_refs(&c, copy, copy, 0);
@@ -306,46 +352,8 @@ char * json_schema_to_grammar(const json_t * schema, char * err, size_t err_size
     } else {
         c.oom = true;
     }
-
-    if (c.oom || c.errors.oom) {
-        set_err(err, err_size, "JSON schema conversion failed:\nout of memory");
-    } else if (c.errors.n > 0) {
-        if (err && err_size > 0) {
-            snprintf(err, err_size, "JSON schema conversion failed:\n%s", c.errors.s);
-        }
-    } else {
-        if (c.warnings.n > 0) {
-            LOG_WRN("WARNING: JSON schema conversion was incomplete: %s\n", c.warnings.s);
-        }
-        qsort(c.rules, c.n_rules, sizeof(*c.rules), cmp_rule);
-        struct common_sb out = { 0 };
-        for (size_t i = 0; i < c.n_rules; i++) {
-            common_sb_add(&out, c.rules[i].name);
-            common_sb_add(&out, " ::= ");
-            common_sb_add(&out, c.rules[i].body);
-            common_sb_addc(&out, '\n');
-        }
-        if (out.oom) {
-            free(out.s);
-            set_err(err, err_size, "JSON schema conversion failed:\nout of memory");
-        } else {
-            result = out.s;
-        }
-    }
-
-    for (size_t i = 0; i < c.n_owned; i++) {
-        free(c.owned[i]);
-    }
-    for (size_t i = 0; i < c.n_temps; i++) {
-        json_decref(c.temps[i]);
-    }
-    free(c.owned);
-    free(c.rules);
-    free(c.refs);
-    free(c.resolving);
-    free(c.temps);
-    free(c.errors.s);
-    free(c.warnings.s);
+    char * result = jsg_format_grammar(&c, err, err_size);
+    jsg_release(&c);
     json_decref(copy);
     return result;
 }

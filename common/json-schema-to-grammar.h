@@ -31,6 +31,25 @@ char * json_schema_to_grammar_str(const char * schema_text, char * err, size_t e
 // malloc'd, NULL when out of memory
 char * gbnf_format_literal(const char * literal);
 
+// llama.cpp's build_grammar with its common_grammar_builder callbacks: hand-written rules and converted schemas in
+// one rule table (the tool-call grammars of the chat formats). Strings returned by the builder live as long as it.
+struct common_grammar_builder;
+
+// NULL when out of memory
+struct common_grammar_builder * common_grammar_builder_init(void);
+void                            common_grammar_builder_free(struct common_grammar_builder * b);
+// adds `name ::= rule` and returns the rule's name (sanitized; name0, name1, ... when taken by another body)
+const char * common_grammar_builder_add_rule(struct common_grammar_builder * b, const char * name, const char * rule);
+// converts schema into rules named after name ("root" makes the root rule) and returns the top rule's name
+const char * common_grammar_builder_add_schema(struct common_grammar_builder * b, const char * name,
+                                               const json_t * schema);
+// resolves the local $refs of schema against schema itself, for schemas later embedded in a bigger one
+void         common_grammar_builder_resolve_refs(struct common_grammar_builder * b, const json_t * schema);
+// text as a GBNF string literal
+const char * common_grammar_builder_literal(struct common_grammar_builder * b, const char * text);
+// the grammar (malloc'd), or NULL with the reason in err (a conversion error, no root rule, out of memory)
+char *       common_grammar_builder_build(struct common_grammar_builder * b, char * err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

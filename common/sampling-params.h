@@ -44,6 +44,22 @@ enum common_params_sampling_config {
     COMMON_PARAMS_SAMPLING_CONFIG_MIROSTAT_ETA    = 1 << 11,
 };
 
+// what wakes a lazy grammar (llama.cpp's common_grammar_trigger): a token, a word anywhere in the output, a regex
+// found anywhere (the grammar starts at its first capture group, else at the match), or a regex the whole output
+// must match (PATTERN_FULL)
+enum common_grammar_trigger_type {
+    COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN,
+    COMMON_GRAMMAR_TRIGGER_TYPE_WORD,
+    COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN,
+    COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN_FULL,
+};
+
+struct common_grammar_trigger {
+    enum common_grammar_trigger_type type;
+    char *      value;  // the word or pattern (TOKEN: the token's text)
+    llama_token token;  // TOKEN only
+};
+
 #define COMMON_SAMPLERS_MAX        16
 #define COMMON_DRY_BREAKERS_MAX    16
 #define COMMON_DRY_BREAKER_LEN_MAX 64
@@ -96,6 +112,12 @@ struct common_params_sampling {
 
     // --grammar / --grammar-file text, owned; NULL = none
     char * grammar;
+
+    // lazy grammar: constrain only from a trigger on (tool calls). The triggers are the caller's, read during
+    // common_sampler_init only (NULL / 0 by default); a lazy grammar without triggers is refused.
+    bool grammar_lazy;
+    const struct common_grammar_trigger * grammar_triggers;
+    int32_t n_grammar_triggers;
 };
 
 // llama.cpp's defaults

@@ -166,6 +166,8 @@ struct common_sampler * common_sampler_init(const struct llama_model * model, co
     g->params = *params;
     g->params.logit_bias = NULL;
     g->params.grammar = NULL;
+    g->params.grammar_triggers = NULL;
+    g->params.n_grammar_triggers = 0;
 
     struct llama_sampler_chain_params cp = llama_sampler_chain_default_params();
     cp.no_perf = params->no_perf;
@@ -177,7 +179,7 @@ struct common_sampler * common_sampler_init(const struct llama_model * model, co
         return NULL;
     }
     if (params->grammar && params->grammar[0]) {
-        g->grmr = llama_sampler_init_grammar(llama_model_get_vocab(model), params->grammar, "root");
+        g->grmr = common_sampler_init_grammar(llama_model_get_vocab(model), params);
         if (!g->grmr) {
             LOG_ERR("%s: failed to parse the grammar\n", __func__);
             common_sampler_free(g);

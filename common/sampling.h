@@ -61,6 +61,16 @@ int common_sampler_print(const struct common_sampler * gsmpl, char * buf, size_t
 int common_sampler_prev_str(const struct common_sampler * gsmpl, const struct llama_context * ctx, int n,
         char * buf, size_t size);
 
+// the grammar sampler for params->grammar (non-empty): plain, or lazy (params->grammar_lazy) with llama.cpp's
+// trigger rules (sampling-grammar.c). NULL when the grammar or a trigger pattern does not parse, when a lazy
+// grammar has no trigger, or when out of memory.
+struct llama_sampler * common_sampler_init_grammar(const struct llama_vocab * vocab,
+                                                   const struct common_params_sampling * params);
+
+// s with the regex metacharacters .^$|()*+?[]{}\ escaped (llama.cpp's regex_escape); malloc'd, NULL when out of
+// memory
+char * regex_escape(const char * s);
+
 char         common_sampler_type_to_chr(enum common_sampler_type type);
 const char * common_sampler_type_to_str(enum common_sampler_type type);
 

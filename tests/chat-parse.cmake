@@ -17,3 +17,9 @@ if (TARGET llama-server)
         set_tests_properties(test-server-chat-parse PROPERTIES LABELS "server;chat" TIMEOUT 300)
     endif()
 endif()
+
+# the chat-parse fuzz target (tests/fuzz/fuzz-common-chat-parse.c) on seeded inputs: a smoke run in every build
+if (TARGET common AND TARGET llama-static)
+    llama_test(NAME test-chat-parse-fuzz SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/test-chat-parse-fuzz.c
+               LIBS common llama-static ggml-static m LABELS chat)
+endif()

@@ -12,6 +12,9 @@ server started without --lora, so scale 0 is checked against an independent run,
   (llama.cpp: unlisted adapters are 0, an empty list means the global scales).
 - POST /lora-adapters sets the global scales ({"success": true}); unlisted and unknown ids leave 0; a non-array body
   is a 400 "Request body must be an array"; a "lora" field that is no array is a 400.
+- /props (default_generation_settings.params.lora), /slots (params.lora per slot) and a response's
+  generation_settings.lora report [{id, scale}] for every adapter: the global scales, the slot's last set, the
+  request's set.
 - Two slots with different adapter sets at once (they cannot share a decode) each give their own text; the same
   prompt alternating between sets never reuses KV computed with the other set.
 """
@@ -102,12 +105,22 @@ def post_lora(srv, body, raw=None):
     return requests.post(srv.url("/lora-adapters"), json=body, timeout=30)
 
 
+def props_lora(srv):
+    return requests.get(srv.url("/props"), timeout=30).json()["default_generation_settings"]["params"]["lora"]
+
+
+def slots_lora(srv):
+    return [s["params"]["lora"] for s in requests.get(srv.url("/slots"), timeout=30).json()]
+
+
 def run(binary, model, adapter):
     common = ["-m", model, "-c", "512", "-np", "2", "-t", "2"]
     srv = ts.Server(binary, common).start()
     try:
         base = complete(srv)
         base_chat = chat(srv)
+        check(props_lora(srv) == [] and slots_lora(srv) == [[], []], "no adapters: lora [] in /props and /slots",
+              (props_lora(srv), slots_lora(srv)))
     finally:
         srv.stop()
     check(isinstance(base, str) and base != "", "base model: greedy text", base)
@@ -127,8 +140,22 @@ def run(binary, model, adapter):
         check(chat(srv, lora=[{"id": 0, "scale": 0}]) == base_chat and chat_on != base_chat,
               "chat endpoint: request lora scale 0 = base text, global scale 1 differs", (chat_on, base_chat))
 
+        # llama.cpp reports each request's adapter list as params.lora = [{id, scale}] (every adapter): in
+        # /slots for the slot that served it, in the response's generation_settings, and the global scales as
+        # /props' default settings
+        check(props_lora(srv) == [{"id": 0, "scale": 1.0}], "/props: default lora = the --lora scale", props_lora(srv))
+        r = requests.post(srv.url("/completion"), json=dict(GREEDY, prompt=PROMPT, id_slot=1,
+                                                            lora=[{"id": 0, "scale": 0.5}]), timeout=120)
+        check(r.status_code == 200 and r.json()["generation_settings"]["lora"] == [{"id": 0, "scale": 0.5}],
+              "response generation_settings.lora = the request's scales", r.text[:300])
+        complete(srv, id_slot=0, lora=[{"id": 0, "scale": 0.25}])
+        sl = slots_lora(srv)
+        check(sl == [[{"id": 0, "scale": 0.25}], [{"id": 0, "scale": 0.5}]],
+              "/slots: each slot's params.lora holds the scales it last ran with", sl)
+
         r = post_lora(srv, [{"id": 0, "scale": 0}])
         check(r.status_code == 200 and r.json() == {"success": True}, "POST /lora-adapters answers success", r.text)
+        check(props_lora(srv) == [{"id": 0, "scale": 0.0}], "/props follows POST /lora-adapters", props_lora(srv))
         check(get_lora(srv)[0]["scale"] == 0.0, "GET shows the POSTed scale 0")
         check(complete(srv) == base, "after POST scale 0 the text is the base model's again")
         check(complete(srv, lora=[{"id": 0, "scale": 1}]) == on, "request lora scale 1 still applies it")

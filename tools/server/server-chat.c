@@ -5,7 +5,6 @@
 
 #include "chat-parse.h"
 #include "chat-template-jinja.h"
-#include "json-schema-to-grammar.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,14 +109,11 @@ struct common_chat_jinja * server_chat_jinja_init(const struct server_context * 
 }
 
 // the Jinja rendering, or NULL with the reason in err
+// tools: the request's tools when they are in use (NULL with tool_choice "none": the template shows none, as
+// llama.cpp's common_chat_templates_apply drops them)
 static char * apply_jinja(const struct server_context * sc, const json_t * msgs, bool add_ass, const json_t * body,
-                          bool enable_thinking, struct sj_err * err) {
-    const json_t * tools = body ? json_object_get(body, "tools") : NULL;
+                          const json_t * tools, bool enable_thinking, struct sj_err * err) {
     const json_t * kwargs = body ? json_object_get(body, "chat_template_kwargs") : NULL;
-    if (tools && !json_is_null(tools) && !json_is_array(tools)) {
-        snprintf(err->msg, sizeof(err->msg), "\"tools\" must be an array, got %s", sj_type_name(tools));
-        return NULL;
-    }
     if (kwargs && !json_is_null(kwargs) && !json_is_object(kwargs)) {
         snprintf(err->msg, sizeof(err->msg), "\"chat_template_kwargs\" must be an object, got %s", sj_type_name(kwargs));
         return NULL;
@@ -233,47 +229,6 @@ static bool read_enable_thinking(const struct server_context * sc, const json_t 
     return ok;
 }
 
-// the JSON schema llama.cpp's generic format constrains the output to (common_chat_params_init_generic): one tool
-// call (or, parallel, a list of them) or, unless tool_choice is "required", a {"response": ...} reply
-static json_t * generic_schema(const json_t * tools, bool required, bool parallel, const json_t * response_schema) {
-    json_t * calls = json_array();
-    size_t i;
-    const json_t * t;
-    json_array_foreach(tools, i, t) {
-        const json_t * fn = json_object_get(t, "function");
-        const json_t * params = json_object_get(fn, "parameters");
-        json_t * args = params ? json_incref((json_t *) params) : json_object();
-        json_t * one = json_pack("{s:s, s:{s:{s:s, s:O}, s:o}, s:[s, s]}", "type", "object", "properties", "name", "type",
-                                 "string", "const", json_object_get(fn, "name"), "arguments", args, "required", "name",
-                                 "arguments");
-        if (!one) {
-            continue;
-        }
-        if (json_object_get(fn, "description")) {
-            json_object_set(one, "description", json_object_get(fn, "description"));
-        }
-        if (parallel) {
-            json_object_set_new(json_object_get(one, "properties"), "id",
-                                json_pack("{s:s, s:i}", "type", "string", "minLength", 4));
-            json_array_append_new(json_object_get(one, "required"), json_string("id"));
-        }
-        json_array_append_new(calls, one);
-    }
-    json_t * item = json_array_size(calls) == 1 ? json_incref(json_array_get(calls, 0)) : json_pack("{s:O}", "anyOf", calls);
-    json_decref(calls);
-    json_t * call = parallel ? json_pack("{s:s, s:{s:{s:s, s:o, s:i}}, s:[s]}", "type", "object", "properties",
-                                         "tool_calls", "type", "array", "items", item, "minItems", 1, "required",
-                                         "tool_calls")
-                             : json_pack("{s:s, s:{s:o}, s:[s]}", "type", "object", "properties", "tool_call", item,
-                                         "required", "tool_call");
-    if (required || !call) {
-        return call;
-    }
-    json_t * resp = response_schema ? json_incref((json_t *) response_schema) : json_pack("{s:s}", "type", "string");
-    return json_pack("{s:[o, {s:s, s:{s:o}, s:[s]}]}", "anyOf", call, "type", "object", "properties", "response", resp,
-                     "required", "response");
-}
-
 // the request's response schema (json_schema or response_format), NULL for none
 static const json_t * request_schema(const json_t * body) {
     const json_t * js = json_object_get(body, "json_schema");
@@ -341,6 +296,10 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
     // llama.cpp's oaicompat_chat_params_parse: tools count unless tool_choice is "none"; they exclude a grammar
     const json_t * tools = body ? json_object_get(body, "tools") : NULL;
     const json_t * tc = body ? json_object_get(body, "tool_choice") : NULL;
+    if (tools && !json_is_null(tools) && !json_is_array(tools)) {
+        snprintf(err->msg, sizeof(err->msg), "\"tools\" must be an array, got %s", sj_type_name(tools));
+        return NULL;
+    }
     const char * choice = json_is_string(tc) ? json_string_value(tc) : "auto";
     if (strcmp(choice, "auto") != 0 && strcmp(choice, "none") != 0 && strcmp(choice, "required") != 0) {
         snprintf(err->msg, sizeof(err->msg), "Invalid tool_choice: %.200s", choice);
@@ -364,6 +323,8 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
     }
     cp->parse_tool_calls = has_tools || (body && json_is_true(json_object_get(body, "parse_tool_calls")));
     json_t * tweaked = NULL;
+    bool want_grammar = false, parallel = false;
+    const json_t * schema_for_grammar = NULL;
     if (sc->chat_jinja) {
         bool builtin = false;
         size_t i;
@@ -378,17 +339,14 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
             tweaked = add_system(msgs, "Respond in JSON format, either with `tool_call` (a request to call tools) or "
                                        "with `response` reply to the user's request");
             m = tweaked ? tweaked : msgs;
-            const bool parallel = json_is_true(json_object_get(body, "parallel_tool_calls")) &&
-                                  sc->chat_jinja->caps.supports_parallel_tool_calls;
-            json_t * gs = generic_schema(tools, strcmp(choice, "required") == 0, parallel, schema);
-            char gerr[256] = "";
-            cp->grammar = gs ? json_schema_to_grammar(gs, gerr, sizeof(gerr)) : NULL;
-            json_decref(gs);
-            if (!cp->grammar) {
-                json_decref(tweaked);
-                snprintf(err->msg, sizeof(err->msg), "failed to build the tool-call grammar: %.200s", gerr);
-                return NULL;
-            }
+        }
+        if (has_tools) {
+            // the format's tool-call grammar (llama.cpp's common_chat_params_init_*); the thinking block state it
+            // needs is known only once the prompt is rendered, so it is built after that (below)
+            want_grammar = true;
+            schema_for_grammar = schema;
+            parallel = json_is_true(json_object_get(body, "parallel_tool_calls")) &&
+                       sc->chat_jinja->caps.supports_parallel_tool_calls;
         }
         if (has_tools && !sc->chat_jinja->caps.supports_tools) {
             // minja's tool polyfill (llama.cpp): a template that does not show tools gets them in the system text
@@ -418,7 +376,7 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
     // the message checks (and their error texts) are the same on both paths
     if (chat_messages(msgs, &chat, &owned, &n, err)) {
         if (sc->chat_jinja) {
-            buf = apply_jinja(sc, msgs, add_ass, body, enable_thinking, err);
+            buf = apply_jinja(sc, msgs, add_ass, body, has_tools ? tools : NULL, enable_thinking, err);
             if (!buf) {
                 SRV_WRN("%s: the Jinja chat template failed (%s); trying the built-in template\n", __func__, err->msg);
                 struct sj_err jerr = *err;
@@ -443,12 +401,19 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
             snprintf(err->msg, sizeof(err->msg), "out of memory");
         }
     }
-    if (!buf) {
-        free(cp->grammar);
-        cp->grammar = NULL;
+    if (buf && want_grammar) {
+        struct common_chat_grammar_inputs gin = {
+            cp->format, tools, strcmp(choice, "required") == 0, parallel, cp->thinking_forced_open, schema_for_grammar,
+        };
+        char gerr[256] = "";
+        if (!common_chat_grammar_init(&gin, &cp->tool_grammar, gerr, sizeof(gerr))) {
+            snprintf(err->msg, sizeof(err->msg), "failed to build the tool-call grammar: %.200s", gerr);
+            free(buf);
+            buf = NULL;
+        }
     }
-    if (cp == &local) {
-        free(local.grammar);
+    if (!buf || cp == &local) {
+        common_chat_grammar_free(&cp->tool_grammar);
     }
     return buf;
 }

@@ -12,6 +12,7 @@
 #include "server-queue.h"
 #include "server-task.h"
 
+#include "chat-grammar.h"
 #include "chat-parse.h"
 #include "chat-template-jinja.h"
 #include "common.h"
@@ -82,6 +83,8 @@ struct server_slot {
     struct server_task     * task;
     struct common_sampler  * smpl;
     char * grammar;             // the request's grammar (params.grammar points here); kept until the next launch
+    json_t * grammar_triggers;  // its lazy grammar's triggers and preserved token ids, as /slots shows them
+    json_t * preserved_tokens;  // (params.grammar_triggers / preserved_tokens point here); kept the same way
     bool  backend_sampling;     // smpl is registered with llama_set_sampler for this slot's sequence
     int   mode;                 // COMPL_MODE_*
     bool  cache_prompt;
@@ -298,13 +301,14 @@ void     server_respond_task(struct server_context * sc, struct server_task * t,
                              struct server_http_res * res);
 
 // what the chat template decides about the output (llama.cpp's common_chat_params): the format the output is
-// parsed in, whether the prompt left a thinking block open, whether tool calls are parsed, and the grammar the
-// format imposes (the generic JSON protocol with tools; malloc'd, NULL for none)
+// parsed in, whether the prompt left a thinking block open, whether tool calls are parsed, and the tool-call
+// grammar the format imposes with its triggers, preserved tokens and extra stops (common/chat-grammar.h; owned,
+// free with common_chat_grammar_free; grammar NULL for none)
 struct server_chat_params {
     enum common_chat_format format;
     bool   thinking_forced_open;
     bool   parse_tool_calls;
-    char * grammar;
+    struct common_chat_grammar tool_grammar;
 };
 
 #ifdef LLAMA_SERVER_HAVE_CHAT
@@ -365,6 +369,26 @@ char * server_read_grammar(const struct server_context * sc, const json_t * body
 #define SERVER_GRAMMAR_PARSE_ERROR "Failed to initialize samplers: failed to parse grammar"
 // true when grammar (NULL / "" = none) builds a grammar sampler; else err = SERVER_GRAMMAR_PARSE_ERROR
 bool   server_check_grammar(const struct server_context * sc, const char * grammar, struct sj_err * err);
+
+// a lazy grammar's part of the request (llama.cpp's params_from_json_cmpl): "grammar_lazy" (ignored with a
+// json_schema and no grammar), "grammar_triggers" ([{"type": 0 token / 1 word / 2 pattern / 3 pattern_full,
+// "value": text, "token": id for type 0}]) and "preserved_tokens" (texts; those that are one token are kept).
+// A word trigger that is one preserved token becomes a token trigger. All owned; free with
+// server_grammar_lazy_free.
+struct server_grammar_lazy {
+    bool lazy;
+    struct common_grammar_trigger * triggers;
+    size_t n_triggers;
+    llama_token * preserved;
+    size_t n_preserved;
+};
+// false with err set (a 400) on a malformed field, a word trigger that is one token but not preserved, or a lazy
+// grammar without triggers (llama.cpp's messages)
+bool server_read_grammar_lazy(const struct server_context * sc, const json_t * body, struct server_grammar_lazy * out,
+                              struct sj_err * err);
+void server_grammar_lazy_free(struct server_grammar_lazy * g);
+// the triggers as llama.cpp's /slots shows them: [{"type", "value"[, "token"]}]
+json_t * server_grammar_triggers_json(const struct server_grammar_lazy * g);
 
 // the per-request sampler (server-sampling.c): common_sampler from the request's fields; NULL on failure
 struct common_sampler * server_sampler_init(const struct server_context * sc, const json_t * body,

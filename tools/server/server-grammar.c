@@ -125,3 +125,164 @@ bool server_check_grammar(const struct server_context * sc, const char * grammar
     llama_sampler_free(s);
     return true;
 }
+
+//
+// lazy grammars: grammar_lazy, grammar_triggers, preserved_tokens
+//
+
+void server_grammar_lazy_free(struct server_grammar_lazy * g) {
+    for (size_t i = 0; g->triggers && i < g->n_triggers; i++) {
+        free(g->triggers[i].value);
+    }
+    free(g->triggers);
+    free(g->preserved);
+    memset(g, 0, sizeof(*g));
+}
+
+// the one token text stands for (parse_special, as llama.cpp's common_tokenize(..., true)); LLAMA_TOKEN_NULL when
+// it is not exactly one token
+static llama_token single_token(const struct server_context * sc, const char * text) {
+    llama_token * toks = NULL;
+    const int n = server_tokenize_text(sc->vocab, text, strlen(text), false, true, &toks);
+    const llama_token t = n == 1 ? toks[0] : LLAMA_TOKEN_NULL;
+    free(toks);
+    return t;
+}
+
+static bool is_preserved(const struct server_grammar_lazy * g, llama_token t) {
+    for (size_t i = 0; i < g->n_preserved; i++) {
+        if (g->preserved[i] == t) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool read_preserved(const struct server_context * sc, const json_t * list, struct server_grammar_lazy * g,
+                           struct sj_err * err) {
+    if (!list || json_is_null(list)) {
+        return true;
+    }
+    if (!json_is_array(list)) {
+        snprintf(err->msg, sizeof(err->msg), "\"preserved_tokens\" must be an array of strings");
+        return false;
+    }
+    g->preserved = calloc(json_array_size(list) + 1, sizeof(llama_token));
+    if (!g->preserved) {
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return false;
+    }
+    size_t i;
+    const json_t * el;
+    json_array_foreach(list, i, el) {
+        if (!json_is_string(el)) {
+            snprintf(err->msg, sizeof(err->msg), "\"preserved_tokens\"[%zu] must be a string", i);
+            return false;
+        }
+        // a marker of another model's format that this vocabulary splits is simply not preserved (llama.cpp)
+        const llama_token t = single_token(sc, json_string_value(el));
+        if (t != LLAMA_TOKEN_NULL && !is_preserved(g, t)) {
+            g->preserved[g->n_preserved++] = t;
+        }
+    }
+    return true;
+}
+
+static bool read_trigger(const struct server_context * sc, const json_t * el, size_t i, struct server_grammar_lazy * g,
+                         struct sj_err * err) {
+    const json_t * type = json_object_get(el, "type");
+    const json_t * value = json_object_get(el, "value");
+    const json_int_t ty = json_is_integer(type) ? json_integer_value(type) : -1;
+    if (!json_is_object(el) || ty < COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN || ty > COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN_FULL ||
+        !json_is_string(value)) {
+        snprintf(err->msg, sizeof(err->msg),
+                 "\"grammar_triggers\"[%zu] must be {\"type\": 0-3, \"value\": string[, \"token\": id]}", i);
+        return false;
+    }
+    struct common_grammar_trigger t = { (enum common_grammar_trigger_type) ty, NULL, LLAMA_TOKEN_NULL };
+    const char * v = json_string_value(value);
+    if (t.type == COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN) {
+        const json_t * tok = json_object_get(el, "token");
+        const json_int_t id = json_is_integer(tok) ? json_integer_value(tok) : -1;
+        if (id < 0 || id >= llama_vocab_n_tokens(sc->vocab)) {
+            snprintf(err->msg, sizeof(err->msg), "\"grammar_triggers\"[%zu]: a token trigger needs a valid \"token\"", i);
+            return false;
+        }
+        t.token = (llama_token) id;
+    } else if (t.type == COMMON_GRAMMAR_TRIGGER_TYPE_WORD) {
+        // a word that is one token triggers on that token, which must then be kept whole
+        const llama_token one = single_token(sc, v);
+        if (one != LLAMA_TOKEN_NULL) {
+            if (!is_preserved(g, one)) {
+                snprintf(err->msg, sizeof(err->msg), "Grammar trigger word should be marked as preserved token: %.150s",
+                         v);
+                return false;
+            }
+            t.type = COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN;
+            t.token = one;
+        }
+    }
+    t.value = strdup(v);
+    if (!t.value) {
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return false;
+    }
+    g->triggers[g->n_triggers++] = t;
+    return true;
+}
+
+bool server_read_grammar_lazy(const struct server_context * sc, const json_t * body, struct server_grammar_lazy * out,
+                              struct sj_err * err) {
+    memset(out, 0, sizeof(*out));
+    // llama.cpp reads grammar_lazy only where "grammar" (not a converted json_schema) is the grammar
+    const bool schema_only = json_object_get(body, "json_schema") && !json_object_get(body, "grammar") &&
+                             !json_is_string(json_object_get(body, "__chat_grammar"));
+    const json_t * lz = json_object_get(body, "grammar_lazy");
+    if (lz && !json_is_null(lz) && !json_is_boolean(lz)) {
+        snprintf(err->msg, sizeof(err->msg), "\"grammar_lazy\" must be a boolean");
+        return false;
+    }
+    out->lazy = !schema_only && json_is_true(lz);
+    bool ok = read_preserved(sc, json_object_get(body, "preserved_tokens"), out, err);
+    const json_t * tr = json_object_get(body, "grammar_triggers");
+    if (ok && tr && !json_is_null(tr)) {
+        if (!json_is_array(tr)) {
+            snprintf(err->msg, sizeof(err->msg), "\"grammar_triggers\" must be an array");
+            ok = false;
+        } else {
+            out->triggers = calloc(json_array_size(tr) + 1, sizeof(*out->triggers));
+            ok = out->triggers != NULL;
+            if (!ok) {
+                snprintf(err->msg, sizeof(err->msg), "out of memory");
+            }
+            size_t i;
+            const json_t * el;
+            json_array_foreach(tr, i, el) {
+                if (ok) {
+                    ok = read_trigger(sc, el, i, out, err);
+                }
+            }
+        }
+    }
+    if (ok && out->lazy && out->n_triggers == 0) {
+        snprintf(err->msg, sizeof(err->msg), "Error: no triggers set for lazy grammar!");
+        ok = false;
+    }
+    if (!ok) {
+        server_grammar_lazy_free(out);
+    }
+    return ok;
+}
+
+json_t * server_grammar_triggers_json(const struct server_grammar_lazy * g) {
+    json_t * a = json_array();
+    for (size_t i = 0; a && i < g->n_triggers; i++) {
+        const struct common_grammar_trigger * t = &g->triggers[i];
+        json_t * o = json_pack("{s:i, s:s}", "type", (int) t->type, "value", t->value ? t->value : "");
+        if (o && t->type == COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN) {
+            json_object_set_new(o, "token", json_integer(t->token));
+        }
+        json_array_append_new(a, o);
+    }
+    return a;
+}

@@ -169,6 +169,43 @@ bool server_chat_prompt_tokens(const struct server_context * sc, const json_t * 
 }
 #endif
 
+#ifdef LLAMA_SERVER_HAVE_CHAT
+// llama.cpp's oaicompat_chat_params_parse: the chat format's grammar fields replace the request's
+static bool chat_grammar_to_body(const struct server_context * sc, json_t * body, const struct common_chat_grammar * g,
+                                 struct sj_err * err) {
+    json_t * triggers = json_array();
+    json_t * preserved = json_array();
+    for (size_t i = 0; triggers && i < g->n_grammar_triggers; i++) {
+        json_array_append_new(triggers, json_pack("{s:i, s:s}", "type", (int) g->grammar_triggers[i].type, "value",
+                                                  g->grammar_triggers[i].value));
+    }
+    for (size_t i = 0; preserved && i < g->n_preserved_tokens; i++) {
+        json_array_append_new(preserved, json_string(g->preserved_tokens[i]));
+    }
+    json_object_set_new(body, "grammar_lazy", json_boolean(g->grammar_lazy));
+    json_object_set_new(body, "grammar_triggers", triggers ? triggers : json_array());
+    json_object_set_new(body, "preserved_tokens", preserved ? preserved : json_array());
+    if (g->n_additional_stops > 0) {
+        json_t * stop = json_object_get(body, "stop");
+        json_t * list = json_is_array(stop) ? json_deep_copy(stop) : json_array();
+        if (list && json_is_string(stop)) {
+            json_array_append(list, stop);
+        }
+        for (size_t i = 0; list && i < g->n_additional_stops; i++) {
+            json_array_append_new(list, json_string(g->additional_stops[i]));
+        }
+        if (list) {
+            json_object_set_new(body, "stop", list);
+        }
+    }
+    if (g->grammar) {
+        json_object_set_new(body, "__chat_grammar", json_string(g->grammar));
+        return server_check_grammar(sc, g->grammar, err);
+    }
+    return true;
+}
+#endif
+
 // HTTP thread: validate, build the prompt, tokenize; on error answer and return NULL. body is consumed;
 // pre_tokens (may be NULL) is a prompt already built by the caller (/infill), taken over.
 static struct server_task * make_completion_task(struct server_context * sc, json_t * body,
@@ -223,14 +260,13 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
         json_object_set_new(body, "__chat_format", json_integer(cp.format));
         json_object_set_new(body, "__thinking_forced_open", json_boolean(cp.thinking_forced_open));
         json_object_set_new(body, "__parse_tool_calls", json_boolean(cp.parse_tool_calls));
-        if (cp.grammar) {
-            const bool g_ok = server_check_grammar(sc, cp.grammar, &err);
-            json_object_set_new(body, "__chat_grammar", json_string(cp.grammar));
-            free(cp.grammar);
-            if (!g_ok) {
-                goto fail;
-            }
+        // the format's tool-call grammar travels as llama.cpp's request fields: grammar (internal key, it
+        // overrides any other), grammar_lazy, grammar_triggers, preserved_tokens and the extra stop strings
+        if (!chat_grammar_to_body(sc, body, &cp.tool_grammar, &err)) {
+            common_chat_grammar_free(&cp.tool_grammar);
+            goto fail;
         }
+        common_chat_grammar_free(&cp.tool_grammar);
 #else
         free(toks.data);
         server_res_err(res, "chat templates are not available in this build", ERROR_TYPE_NOT_SUPPORTED);
@@ -249,6 +285,16 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
             prompt = json_array_get(prompt, 0);
         }
         if (!server_tokenize_mixed(sc->vocab, prompt, true, true, &toks, &err)) {
+            goto fail;
+        }
+    }
+    {
+        // the lazy grammar's fields (from the request, or set above by the chat format) are checked here so that
+        // a bad trigger is a 400 before the task is queued
+        struct server_grammar_lazy gl;
+        const bool gl_ok = server_read_grammar_lazy(sc, body, &gl, &err);
+        server_grammar_lazy_free(&gl);
+        if (!gl_ok) {
             goto fail;
         }
     }

@@ -79,6 +79,13 @@ void server_handle_props(const struct server_http_req * req, struct server_http_
     defaults.speculative_n_max = sc->n_draft_max;
     defaults.speculative_n_min = sc->params.speculative.draft.n_min;
     defaults.speculative_p_min = sc->params.speculative.draft.p_min;
+    // the adapter scales a request without "lora" runs at: the global ones (--lora, POST /lora-adapters)
+    float * lora = sc->n_lora > 0 ? calloc((size_t) sc->n_lora, sizeof(float)) : NULL;
+    if (lora) {
+        server_lora_global(sc, lora);
+        defaults.lora   = lora;
+        defaults.n_lora = sc->n_lora;
+    }
     size_t bos_len = 0, eos_len = 0;
     const llama_token bos = llama_vocab_bos(sc->vocab);
     const llama_token eos = llama_vocab_eos(sc->vocab);
@@ -121,6 +128,7 @@ void server_handle_props(const struct server_http_req * req, struct server_http_
         "is_sleeping",      0);
     free(bos_txt);
     free(eos_txt);
+    free(lora);
     server_res_json(res, out);
 }
 

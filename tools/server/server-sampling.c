@@ -164,11 +164,21 @@ struct common_sampler * server_sampler_init(const struct server_context * sc, co
             }
         }
     }
+    // a lazy grammar waits for its triggers (tool calls); checked on the HTTP thread already
+    struct server_grammar_lazy lazy;
+    struct sj_err lerr = { { 0 } };
+    ok = ok && server_read_grammar_lazy(sc, body, &lazy, &lerr);
+    if (ok) {
+        sp.grammar_lazy       = lazy.lazy;
+        sp.grammar_triggers   = lazy.triggers;
+        sp.n_grammar_triggers = (int32_t) lazy.n_triggers;
+    }
     struct common_sampler * smpl = NULL;
     if (ok) {
         sp.n_logit_bias = nb;
         sp.logit_bias   = biases;
         smpl = common_sampler_init(sc->model, &sp);
+        server_grammar_lazy_free(&lazy);
     }
     free(biases);
     return smpl;

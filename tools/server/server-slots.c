@@ -188,6 +188,27 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
         server_task_release(t);
         return false;
     }
+    // the lazy grammar's fields, kept for /slots and the response's generation_settings (the sampler reads its own)
+    struct server_grammar_lazy gl;
+    if (!server_read_grammar_lazy(sc, body, &gl, &err)) {
+        server_task_fail(t, err.msg, ERROR_TYPE_INVALID_REQUEST);
+        server_task_release(t);
+        return false;
+    }
+    json_decref(s->grammar_triggers);
+    json_decref(s->preserved_tokens);
+    s->grammar_triggers = server_grammar_triggers_json(&gl);
+    s->preserved_tokens = json_array();
+    for (size_t i = 0; s->preserved_tokens && i < gl.n_preserved; i++) {
+        json_array_append_new(s->preserved_tokens, json_integer(gl.preserved[i]));
+    }
+    s->params.grammar_lazy     = gl.lazy;
+    s->params.grammar_triggers = s->grammar_triggers;
+    s->params.preserved_tokens = s->preserved_tokens;
+    server_grammar_lazy_free(&gl);
+    // the slot's adapter scales (set below from the request), as /slots shows them
+    s->params.lora   = s->lora;
+    s->params.n_lora = sc->n_lora;
     s->smpl = server_sampler_init(sc, body, &s->params);
     if (!s->smpl) {
         // the HTTP thread checked the grammar already; as llama.cpp, a sampler that fails with one is the grammar's fault

@@ -98,9 +98,14 @@ json_t * server_slot_params_to_json(const struct server_slot_params * p) {
     for (size_t i = 0; i < sizeof(samplers) / sizeof(samplers[0]); i++) {
         json_array_append_new(smpl, json_string(samplers[i]));
     }
+    // llama.cpp's per-request adapter list: every adapter with the scale this request runs it at
+    json_t * lora = json_array();
+    for (int32_t i = 0; lora && p->lora && i < p->n_lora; i++) {
+        json_array_append_new(lora, json_pack("{s:i, s:f}", "id", (int) i, "scale", (double) p->lora[i]));
+    }
     json_t * o = json_pack("{s:i, s:I, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f, s:f, s:f,"
                            " s:f, s:f, s:i, s:i, s:o, s:i, s:f, s:f, s:[], s:i, s:i, s:i, s:b, s:b, s:[],"
-                           " s:i, s:i, s:s, s:o, s:i, s:i, s:f, s:b, s:b, s:b, s:[]}",
+                           " s:i, s:i, s:s, s:b, s:o, s:o, s:o, s:i, s:i, s:f, s:b, s:b, s:b, s:o}",
                            "n_predict",             p->n_predict,
                            "seed",                  (json_int_t) p->seed,
                            "temperature",           (double) p->temperature,
@@ -135,6 +140,9 @@ json_t * server_slot_params_to_json(const struct server_slot_params * p) {
                            "n_probs",               p->n_probs,
                            "min_keep",              p->min_keep,
                            "grammar",               p->grammar ? p->grammar : "",
+                           "grammar_lazy",          (int) p->grammar_lazy,
+                           "grammar_triggers",      p->grammar_triggers ? json_deep_copy(p->grammar_triggers) : json_array(),
+                           "preserved_tokens",      p->preserved_tokens ? json_deep_copy(p->preserved_tokens) : json_array(),
                            "samplers",              smpl,
                            "speculative.n_max",     p->speculative_n_max,
                            "speculative.n_min",     p->speculative_n_min,
@@ -142,6 +150,6 @@ json_t * server_slot_params_to_json(const struct server_slot_params * p) {
                            "timings_per_token",     (int) p->timings_per_token,
                            "post_sampling_probs",   (int) p->post_sampling_probs,
                            "backend_sampling",      (int) p->backend_sampling,
-                           "lora");
+                           "lora",                  lora ? lora : json_array());
     return o;
 }

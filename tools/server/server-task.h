@@ -46,6 +46,11 @@ struct server_slot_params {
     int32_t  speculative_n_min;
     float    speculative_p_min;
     const char * grammar;        // GBNF text, NULL = none; borrowed (the slot's or the command line's copy)
+    bool     grammar_lazy;
+    const json_t * grammar_triggers;  // borrowed: [{"type", "value"[, "token"]}] (the slot's copy), NULL = []
+    const json_t * preserved_tokens;  // borrowed: [token ids] (the slot's copy), NULL = []
+    const float  * lora;              // borrowed: the LoRA adapter scales (n_lora of them), NULL = none
+    int32_t  n_lora;
 };
 
 // llama.cpp's defaults (common_params_sampling + slot_params)

@@ -229,6 +229,8 @@ static bool load_model(struct server_context * sc) {
             }
             server_lora_global(sc, s->lora);
         }
+        s->params.lora   = s->lora;
+        s->params.n_lora = sc->n_lora;
     }
 
     // chat template: --chat-template, else the model's, else llama.cpp's fallback (chatml)
@@ -401,6 +403,8 @@ done:
     for (int i = 0; sc->slots && i < sc->n_slots; i++) {
         free(sc->slots[i].cache);
         free(sc->slots[i].grammar);
+        json_decref(sc->slots[i].grammar_triggers);
+        json_decref(sc->slots[i].preserved_tokens);
         server_spec_free_slot(&sc->slots[i]);
         free(sc->slots[i].lora);
     }
