@@ -166,7 +166,6 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
 #define MM_PRIVATE_ROWS 4
 #define MM_BLCK_0 32 // weight rows per chunk
 #define MM_BLCK_1 16 // activation rows per chunk
-#define MM_VEC_CHUNK_BYTES (32 * 1024) // weights per chunk of a mat-vec with one activation row
 
 struct mm_vec_job {
     struct ggml_tensor * dst;
@@ -234,30 +233,23 @@ static void mm_vec_job_init(struct mm_vec_job * job, struct ggml_tensor * dst, i
     job->dst = dst;
     job->repacked = ggml_cpu_repack_is_repacked(src0);
     job->gemv = job->repacked ? ggml_cpu_repack_gemv(src0->type, -1) : NULL;
-    const int64_t nr1 = src1->ne[1] * src1->ne[2] * src1->ne[3];
     if (job->repacked) {
-        // one activation row (token generation): chunks of about MM_VEC_CHUNK_BYTES of weights. The threads
-        // stream contiguous ranges of chunks (ggml_cpu_range_next) whatever the chunk size, so small chunks cost
-        // nothing in streaming and bound how long one thread waits for the other's last chunk at the end.
-        // More rows: about 8 chunks per thread, so that uneven thread speeds even out; a chunk runs every
-        // column, so columns after the first read its weights from cache, not memory.
+        // about 8 chunks of row groups per thread, so that uneven thread speeds even out; a chunk runs every
+        // column, so columns after the first read its weights from cache, not memory
         const int64_t ngroups = src0->ne[1] / GGML_CPU_REPACK_ROWS;
-        const int64_t per = nr1 == 1 ? MM_VEC_CHUNK_BYTES / (int64_t) (GGML_CPU_REPACK_ROWS * src0->nb[1])
-                                     : ngroups / (nth * 8);
+        const int64_t per = ngroups / (nth * 8);
         job->blck0   = per < 1 ? 1 : per;
         job->nchunk0 = (ngroups + job->blck0 - 1) / job->blck0;
         job->nchunks = job->nchunk0;
         return;
     }
     const int64_t nr0 = src0->ne[1];
+    const int64_t nr1 = src1->ne[1] * src1->ne[2] * src1->ne[3];
+    // with a single activation row split the weights finer so every thread gets work
     int64_t blck0 = MM_BLCK_0;
-    if (nr1 == 1) {
-        // as above: chunks of about MM_VEC_CHUNK_BYTES, at least one row; a small matrix split so that every
-        // thread gets work
-        blck0 = MM_VEC_CHUNK_BYTES / (int64_t) src0->nb[1];
-        blck0 = blck0 < 1 ? 1 : blck0 > MM_BLCK_0 ? MM_BLCK_0 : blck0;
-        const int64_t even = (nr0 + nth * 4 - 1) / (nth * 4);
-        blck0 = even < blck0 ? (even < 1 ? 1 : even) : blck0;
+    if (nr1 == 1 && nr0 < MM_BLCK_0 * nth * 4) {
+        blck0 = (nr0 + nth * 4 - 1) / (nth * 4);
+        blck0 = blck0 < 1 ? 1 : blck0;
     }
     job->blck0   = blck0;
     job->nchunk0 = (nr0 + blck0 - 1) / blck0;
