@@ -1,11 +1,12 @@
 // Weights repacked into interleaved groups of 16 rows (ggml/src/ggml-cpu/repack.h, the CPU_REPACK buffer
-// type), for every type of the repack table (Q4_0, Q4_K, Q6_K):
+// type), for every type of the repack table (Q4_0, Q8_0, Q4_K, Q6_K):
 // - the layout round-trips: repack then unpack, and set_tensor then get_tensor, give the original bytes
-//   (for the K-quants also arbitrary bytes: every bit of the packed scales survives);
+//   (for Q8_0 and the K-quants also arbitrary bytes: every bit of the packed quants and scales survives);
 // - every ISA's gemv equals the type's scalar vec_dot bit for bit (same integer sums, same float steps),
 //   and an independent double-precision product of the dequantized weights and activations within float
-//   rounding, for K below, at and across the kernels' correction segments; for the K-quants also on
-//   weights of random bytes (extreme values and scales) against activations of 127/-128 (the int16 bounds);
+//   rounding, for K below, at and across the kernels' correction segments; for Q8_0 and the K-quants also on
+//   weights of random bytes (extreme values and scales, Q8_0's -128 included) against activations of the
+//   quantizer's extremes (Q8_K 127/-128, the int16 bounds; Q8_0 +-127);
 // - the MUL_MAT op with the weight in a CPU_REPACK buffer, N = 1..33 columns, 1 and 3 threads: below the
 //   GEMM threshold bit-identical to the scalar vec_dot per element, from it on bit-identical to the same op
 //   on the plain weights (the GEMM packs the unpacked rows);
@@ -31,7 +32,7 @@ static float frand(void) {
 }
 
 // the types of the repack table; each is tested through the same functions
-static const enum ggml_type g_types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
+static const enum ggml_type g_types[] = { GGML_TYPE_Q4_0, GGML_TYPE_Q8_0, GGML_TYPE_Q4_K, GGML_TYPE_Q6_K };
 
 static enum ggml_type vec_dot_type(enum ggml_type type) {
     return ggml_cpu_get_kernels_isa(type, GGML_CPU_ISA_SCALAR)->vec_dot_type;
@@ -51,16 +52,18 @@ static void random_rows(enum ggml_type type, void * dst, int64_t nrows, int64_t 
     free(f);
 }
 
-// K-quant rows of random bytes with sane fp16 scales (Q4_K d and dmin, Q6_K d, in [2^-8, 2^-7)): every
-// value, every scale and min occurs
-static void random_bytes_k(enum ggml_type type, void * dst, int64_t nrows, int64_t k) {
+// Q8_0 / K-quant rows of random bytes with sane fp16 scales (Q8_0 d, Q4_K d and dmin, Q6_K d, in
+// [2^-8, 2^-7)): every value, every scale and min occurs
+static void random_bytes(enum ggml_type type, void * dst, int64_t nrows, int64_t k) {
     uint8_t * p = dst;
     const size_t bs = ggml_type_size(type);
     const size_t n = ggml_row_size(type, k) * (size_t) nrows;
     for (size_t i = 0; i < n; i++) {
         p[i] = (uint8_t) (th_xorshift64(&g_rng) >> 29);
     }
-    const size_t off[2] = { type == GGML_TYPE_Q4_K ? 0 : bs - 2, type == GGML_TYPE_Q4_K ? 2 : bs - 2 };
+    // where the fp16 scales sit in a block (twice the same one where there is only one)
+    const size_t d_off = type == GGML_TYPE_Q6_K ? bs - 2 : 0;
+    const size_t off[2] = { d_off, type == GGML_TYPE_Q4_K ? 2 : d_off };
     for (size_t i = 0; i < n; i += bs) {
         for (int h = 0; h < 2; h++) {
             const uint16_t v = (uint16_t) (0x1c00 | (th_xorshift64(&g_rng) >> 54)); // 2^-8 * (1 + f)
@@ -98,15 +101,15 @@ static void check_gemv(enum ggml_type type, int64_t M, int64_t K, bool extreme) 
     const size_t rs = ggml_row_size(type, K);
     uint8_t * w = malloc(rs * (size_t) M), * wr = malloc(rs * (size_t) M);
     if (extreme) {
-        random_bytes_k(type, w, M, K);
+        random_bytes(type, w, M, K);
     } else {
         random_rows(type, w, M, K);
     }
     ggml_cpu_repack_get_traits(type)->repack(w, wr, M, K);
     float * x = malloc(sizeof(float) * (size_t) K);
     for (int64_t i = 0; i < K; i++) {
-        // extreme: a max of 1 makes the quantizer's scale -128, so -1 -> -128 and +1 -> 127 (Q8_K rounds
-        // -127.x toward the extreme)
+        // extreme: a max of 1 makes Q8_K's scale -128, so -1 -> -128 and +1 -> 127 (Q8_K rounds -127.x
+        // toward the extreme); Q8_0 gives -127 and 127
         x[i] = extreme ? (th_xorshift64(&g_rng) & 1 ? 1.0f : -1.0f) : frand() * (i % 5 == 0 ? 8.0f : 1.0f);
     }
     uint8_t * y = malloc(ggml_row_size(vt, K));
@@ -242,7 +245,8 @@ static void check_refused(void) {
     struct { enum ggml_type type; int64_t ne0, ne1, ne2; } cases[] = {
         { GGML_TYPE_Q4_0, 64, 24, 1 },  { GGML_TYPE_Q4_0, 64, 37, 1 },  { GGML_TYPE_Q4_0, 64, 16, 2 },
         { GGML_TYPE_Q4_K, 256, 24, 1 }, { GGML_TYPE_Q4_K, 512, 37, 1 }, { GGML_TYPE_Q4_K, 256, 16, 2 },
-        { GGML_TYPE_Q6_K, 256, 40, 1 }, { GGML_TYPE_Q8_0, 64, 32, 1 },  { GGML_TYPE_Q5_K, 256, 32, 1 },
+        { GGML_TYPE_Q6_K, 256, 40, 1 }, { GGML_TYPE_Q8_0, 64, 40, 1 },  { GGML_TYPE_Q8_0, 96, 16, 3 },
+        { GGML_TYPE_Q5_0, 64, 32, 1 },  { GGML_TYPE_Q5_K, 256, 32, 1 },
     };
     ggml_backend_dev_t dev = ggml_backend_reg_dev_get(ggml_backend_cpu_reg(), 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -283,17 +287,17 @@ int main(void) {
             check_roundtrip(type, 32, 3 * bk, true);
         }
         // K: one block, an odd number of blocks, exactly one correction segment, across two
-        const int64_t seg = type == GGML_TYPE_Q4_0 ? 256 : 64;
+        const int64_t seg = bk == 32 ? 256 : 64;
         const int64_t nbs[] = { 1, 3, 64, seg, seg + 3 };
         for (size_t i = 0; i < sizeof(nbs) / sizeof(nbs[0]); i++) {
             check_gemv(type, 48, nbs[i] * bk, false);
         }
         if (type != GGML_TYPE_Q4_0) {
             check_gemv(type, 32, 3 * bk, true);
-            check_gemv(type, 16, 70 * bk, true);
+            check_gemv(type, 16, (bk == 32 ? 259 : 70) * bk, true); // across a correction segment
         }
         check_op(type, 256, 48);
-        check_op(type, type == GGML_TYPE_Q4_0 ? 320 : 512, 16);
+        check_op(type, bk == 32 ? 320 : 512, 16);
     }
     check_refused();
     printf("ISA %s\n", ggml_cpu_isa_name(ggml_cpu_isa_active()));

@@ -16,11 +16,15 @@
 
 // The K-quants gain most: vec_dot unpacks every row's scales on its own and runs out of instructions well
 // below the memory bandwidth; across 16 rows the same work is a few shifts per sub-block (one core, weights
-// in cache: Q4_K 46 GB/s against vec_dot's 19, Q6_K 44 against 26). A type is enabled only where token
-// generation measured faster; q8parity's Q8_0 (repack-q8_0*.c) would be one more line here.
+// in cache: Q4_K 46 GB/s against vec_dot's 19, Q6_K 44 against 26). Q8_0 keeps vec_dot's eight float chains
+// per row, but one vpdpbusd + convert + fma serves 16 rows, and no sign trick or horizontal sum is left
+// (bench-repack, 4096x1024 in cache: 64 GB/s against 31), so two cores can exceed the memory bandwidth.
+// A type is enabled only where token generation measured faster.
 static const struct ggml_cpu_repack_traits g_repack_traits[] = {
     { GGML_TYPE_Q4_0, true, ggml_cpu_repack_q4_0, ggml_cpu_unpack_q4_0,
       { ggml_cpu_repack_gemv_q4_0_scalar, ggml_cpu_repack_gemv_q4_0_avx2, ggml_cpu_repack_gemv_q4_0_avx512 } },
+    { GGML_TYPE_Q8_0, true, ggml_cpu_repack_q8_0, ggml_cpu_unpack_q8_0,
+      { ggml_cpu_repack_gemv_q8_0_scalar, ggml_cpu_repack_gemv_q8_0_avx2, ggml_cpu_repack_gemv_q8_0_avx512 } },
     { GGML_TYPE_Q4_K, true, ggml_cpu_repack_q4_K, ggml_cpu_unpack_q4_K,
       { ggml_cpu_repack_gemv_q4_K_scalar, ggml_cpu_repack_gemv_q4_K_avx2, ggml_cpu_repack_gemv_q4_K_avx512 } },
     { GGML_TYPE_Q6_K, true, ggml_cpu_repack_q6_K, ggml_cpu_unpack_q6_K,

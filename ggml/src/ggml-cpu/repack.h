@@ -2,14 +2,19 @@
 // buffer type, as in llama.cpp).
 //
 // A matrix of a repackable type with ne[1] % 16 == 0 is stored as groups of 16 consecutive rows. A group holds,
-// for each column block b of the type (32 elements for Q4_0, 256 for the K-quants), one interleaved block of
-// 16 * type_size bytes: the same bytes as the 16 rows' blocks b together, in an order where one 512-bit load
-// feeds one 32-bit lane per row, so a gemv reads the group as a single stream. The tensor keeps its size and
-// strides; only the byte order inside each group of rows differs. The per-type layouts:
+// for each column block b of the type (32 elements for Q4_0 and Q8_0, 256 for the K-quants), one interleaved
+// block of 16 * type_size bytes: the same bytes as the 16 rows' blocks b together (Q8_0: each quant offset by
+// 128), in an order where one 512-bit load feeds one 32-bit lane per row, so a gemv reads the group as a
+// single stream. The tensor keeps its size and strides; only the byte order inside each group of rows
+// differs. The per-type layouts:
 //
 // Q4_0 (288-byte blocks):
 //   bytes   0.. 31: the 16 rows' fp16 scales, row r at 2 r
 //   bytes  32..287: the 16 rows' nibbles as 4 words of 64 bytes; word m has row r's qs[4m..4m+3] at 4 r
+// Q8_0 (544-byte blocks):
+//   bytes   0.. 31: the 16 rows' fp16 scales, row r at 2 r
+//   bytes  32..543: 8 words of 64 bytes; word g has row r's qs[4g..4g+3] at 4 r, each stored as q + 128
+//                   (q ^ 0x80): unsigned, the operand vpdpbusd wants, against the signed activations
 // Q4_K (2304-byte blocks; sub-block j = elements 32 j .. 32 j + 31 with 6-bit scale sc_j and min m_j):
 //   bytes    0..  31: d, row r at 2 r            bytes  32.. 63: dmin, row r at 2 r
 //   bytes   64.. 127: u32 per row (at 4 r): bits 4j..4j+3 = sc_j & 15
@@ -56,9 +61,9 @@ bool ggml_cpu_repack_supported(const struct ggml_tensor * t);
 bool ggml_cpu_repack_is_repacked(const struct ggml_tensor * t);
 
 // s[r] = dot(row r, y) for the 16 * ngroups rows of the interleaved groups at x (k elements per row), y one
-// row of the type's vec_dot_type (Q8_0 for Q4_0, Q8_K for the K-quants). Per block and row: the exact
-// integer sums of the scalar vec_dot, then its float steps in its order, i.e. the same result as the scalar
-// vec_dot of the type, bit for bit, on every ISA.
+// row of the type's vec_dot_type (Q8_0 for Q4_0 and Q8_0, Q8_K for the K-quants). Per block and row: the
+// exact integer sums of the scalar vec_dot, then its float steps in its order, i.e. the same result as the
+// scalar vec_dot of the type, bit for bit, on every ISA.
 typedef void (*ggml_cpu_repack_gemv_t)(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
                                        const void * GGML_RESTRICT y, int64_t ngroups);
 // plain rows (nrows a multiple of 16, k elements each, rows contiguous) <-> interleaved groups; src and dst
@@ -109,6 +114,17 @@ void ggml_cpu_repack_gemv_q4_0_scalar(int64_t k, float * GGML_RESTRICT s, const 
 void ggml_cpu_repack_gemv_q4_0_avx2(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
                                     const void * GGML_RESTRICT y, int64_t ngroups);
 void ggml_cpu_repack_gemv_q4_0_avx512(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
+                                      const void * GGML_RESTRICT y, int64_t ngroups);
+
+#define GGML_CPU_REPACK_Q8_0_BLOCK 544 // bytes of one Q8_0 column block (32 elements) of a group
+
+void ggml_cpu_repack_q8_0(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k);
+void ggml_cpu_unpack_q8_0(const void * GGML_RESTRICT src, void * GGML_RESTRICT dst, int64_t nrows, int64_t k);
+void ggml_cpu_repack_gemv_q8_0_scalar(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
+                                      const void * GGML_RESTRICT y, int64_t ngroups);
+void ggml_cpu_repack_gemv_q8_0_avx2(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
+                                    const void * GGML_RESTRICT y, int64_t ngroups);
+void ggml_cpu_repack_gemv_q8_0_avx512(int64_t k, float * GGML_RESTRICT s, const void * GGML_RESTRICT x,
                                       const void * GGML_RESTRICT y, int64_t ngroups);
 
 #define GGML_CPU_REPACK_Q4_K_BLOCK 2304 // bytes of one Q4_K column block (256 elements) of a group
