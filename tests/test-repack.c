@@ -9,7 +9,9 @@
 //   quantizer's extremes (Q8_K 127/-128, the int16 bounds; Q8_0 +-127);
 // - the MUL_MAT op with the weight in a CPU_REPACK buffer, N = 1..33 columns, 1 and 3 threads: below the
 //   GEMM threshold bit-identical to the scalar vec_dot per element, from it on bit-identical to the same op
-//   on the plain weights (the GEMM packs the unpacked rows);
+//   on the plain weights;
+// - the GEMM's tile of a group (gemm.h: packed directly for Q4_0 and Q8_0) is byte-identical to the tile of
+//   its unpacked rows, on quantized rows and on random bytes (every nibble and byte value);
 // - shapes the layout cannot take (rows not a multiple of 16, 3-D, other types) stay plain and are refused
 //   by the device's supports_op, so the loader keeps them in plain buffers.
 #include "ggml-backend.h"
@@ -52,7 +54,7 @@ static void random_rows(enum ggml_type type, void * dst, int64_t nrows, int64_t 
     free(f);
 }
 
-// Q8_0 / K-quant rows of random bytes with sane fp16 scales (Q8_0 d, Q4_K d and dmin, Q6_K d, in
+// Q4_0 / Q8_0 / K-quant rows of random bytes with sane fp16 scales (Q4_0 and Q8_0 d, Q4_K d and dmin, Q6_K d, in
 // [2^-8, 2^-7)): every value, every scale and min occurs
 static void random_bytes(enum ggml_type type, void * dst, int64_t nrows, int64_t k) {
     uint8_t * p = dst;
@@ -151,6 +153,52 @@ static void check_gemv(enum ggml_type type, int64_t M, int64_t K, bool extreme) 
                  bad < 0 ? 0.0 : vd[bad]);
     }
     free(w); free(wr); free(x); free(y); free(wd); free(yd); free(vd); free(s);
+}
+
+// the GEMM's direct packer of an interleaved group (gemm.h) against unpack + ggml_cpu_gemm_pack of the same 16
+// rows: byte-identical tiles (every byte written: the two buffers start with different fill bytes), for each
+// group of M rows, from a group address that is not 64-byte aligned; types without a direct packer say so
+// and leave the tile alone
+static void check_gemm_pack(enum ggml_type type, int64_t M, int64_t K, bool any_bytes) {
+    if (!ggml_cpu_gemm_supported(type)) {
+        return;
+    }
+    const size_t rs = ggml_row_size(type, K), gs = GGML_CPU_REPACK_ROWS * rs;
+    uint8_t * w = malloc(rs * (size_t) M), * wr = malloc(rs * (size_t) M + 1), * plain = malloc(gs);
+    if (any_bytes) {
+        random_bytes(type, w, M, K);
+    } else {
+        random_rows(type, w, M, K);
+    }
+    const struct ggml_cpu_repack_traits * tr = ggml_cpu_repack_get_traits(type);
+    tr->repack(w, wr + 1, M, K);
+    const size_t ps = ggml_cpu_gemm_pack_size(type, K);
+    uint8_t * pd = aligned_alloc(64, ps), * pref = aligned_alloc(64, ps);
+    const bool direct = type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q8_0;
+    for (int64_t g = 0; g < M / GGML_CPU_REPACK_ROWS; g++) {
+        const uint8_t * grp = wr + 1 + (size_t) g * gs;
+        memset(pd, 0xaa, ps);
+        memset(pref, 0x55, ps);
+        const bool took = ggml_cpu_gemm_pack_repacked(type, K, grp, pd);
+        TH_CHECK(took == direct, "%s: direct packer %s", ggml_type_name(type), direct ? "taken" : "refused");
+        if (!took) {
+            size_t n_touched = 0;
+            for (size_t i = 0; i < ps; i++) n_touched += pd[i] != 0xaa;
+            TH_CHECK(n_touched == 0, "%s: a refused direct pack leaves the tile alone", ggml_type_name(type));
+            continue;
+        }
+        tr->unpack(grp, plain, GGML_CPU_REPACK_ROWS, K);
+        TH_CHECK(memcmp(plain, w + (size_t) g * gs, gs) == 0, "%s: unpack of group %lld", ggml_type_name(type), (long long) g);
+        ggml_cpu_gemm_pack(type, K, plain, rs, GGML_CPU_REPACK_ROWS, pref);
+        size_t first = ps;
+        for (size_t i = 0; i < ps && first == ps; i++) {
+            if (pd[i] != pref[i]) first = i;
+        }
+        TH_CHECK(first == ps, "%s K=%lld group %lld%s: direct pack differs from unpack + pack at byte %zu", ggml_type_name(type),
+                 (long long) K, (long long) g, any_bytes ? " (any bytes)" : "", first);
+    }
+    free(pd); free(pref);
+    free(w); free(wr); free(plain);
 }
 
 // y = w x with w in a buffer of buft (the repacked one or plain CPU); returns y [M, N] (caller frees)
@@ -296,6 +344,11 @@ int main(void) {
             check_gemv(type, 32, 3 * bk, true);
             check_gemv(type, 16, (bk == 32 ? 259 : 70) * bk, true); // across a correction segment
         }
+        for (int64_t nbk = 1; nbk <= 9; nbk += 4) {
+            check_gemm_pack(type, 48, nbk * bk, false);
+        }
+        check_gemm_pack(type, 32, bk == 32 ? 130 * bk : 3 * bk, false);
+        check_gemm_pack(type, 32, 5 * bk, true);
         check_op(type, 256, 48);
         check_op(type, bk == 32 ? 320 : 512, 16);
     }

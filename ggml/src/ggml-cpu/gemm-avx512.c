@@ -18,6 +18,7 @@
 #include "gemm.h"
 #include "ggml-cpu-kernels.h"
 #include "quants-impl.h"
+#include "repack.h"
 
 #include <immintrin.h>
 #include <stddef.h>
@@ -727,6 +728,49 @@ void ggml_cpu_gemm_pack(enum ggml_type type, int64_t k, const void * x, size_t b
                 memcpy(pb + 640 + 4 * r, &f.m[0], 4);
             }
         }
+    }
+}
+
+// An interleaved group (repack.h) already holds each 4-element group of the 16 rows side by side, 4 bytes per
+// row in one 64-byte word: the tile's order. So the words go over as they are (Q8_0: the stored q + 128 is the
+// tile's unsigned side too) or with Q4_0's nibbles split and centred, and only the fp16 scales are widened:
+// no transpose, and no unpack to plain rows first. The bytes are those of ggml_cpu_gemm_pack on the unpacked
+// rows (pack_fast with all 16 rows present).
+bool ggml_cpu_gemm_pack_repacked(enum ggml_type type, int64_t k, const void * group, void * pack) {
+    const int64_t nb = k / BLK;
+    const uint8_t * x = group;
+    uint8_t * p = pack;
+    switch (type) {
+        case GGML_TYPE_Q8_0:
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t * blk = x + (size_t) b * GGML_CPU_REPACK_Q8_0_BLOCK;
+                uint8_t * pb = p + (size_t) b * block_bytes(KIND_LANES);
+                for (int g = 0; g < BLK / 4; g++) {
+                    _mm512_store_si512((void *) (pb + 64 * g), _mm512_loadu_si512((const void *) (blk + 32 + 64 * g)));
+                }
+                _mm512_store_ps((void *) (pb + 512), _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk)));
+            }
+            return true;
+        case GGML_TYPE_Q4_0: {
+            const __m512i m4 = _mm512_set1_epi8(0x0f), v8 = _mm512_set1_epi8(8);
+            __m512i w[BLK / 4];
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t * blk = x + (size_t) b * GGML_CPU_REPACK_Q4_0_BLOCK;
+                uint8_t * pb = p + (size_t) b * block_bytes(KIND_PLAIN);
+                for (int g = 0; g < 4; g++) {
+                    // word g: qs[4g..4g+3] of each row = elements 4g.. in the low nibbles, 16 + 4g.. in the high
+                    const __m512i q = _mm512_loadu_si512((const void *) (blk + 32 + 64 * g));
+                    w[g]     = _mm512_sub_epi8(_mm512_and_si512(q, m4), v8);
+                    w[g + 4] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(q, 4), m4), v8);
+                }
+                store_w(pb, w);
+                _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
+                _mm512_store_ps((void *) (pb + 576), _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk)));
+            }
+            return true;
+        }
+        default:
+            return false;
     }
 }
 

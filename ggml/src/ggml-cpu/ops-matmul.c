@@ -81,7 +81,7 @@ size_t ggml_cpu_mul_mat_gemm_work_size(const struct ggml_tensor * node, int n_th
     }
     const int64_t k = node->src[0]->ne[0];
     // activation rows, one packed tile per thread, slack to align the start to a cache line; repacked
-    // weights: per thread the plain rows of one tile too
+    // weights: per thread the plain rows of one tile too (the types without a direct packer need them)
     const struct ggml_tensor * s1 = node->src[1];
     const size_t unpack = ggml_cpu_repack_is_repacked(node->src[0])
                         ? (size_t) n_threads * GGML_PAD(GGML_CPU_GEMM_ROWS * node->src[0]->nb[1], GGML_CPU_CACHE_LINE) : 0;
@@ -101,7 +101,7 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
     char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE);
     char * act  = base;
     char * pack = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->ith * pack_sz;
-    // repacked weights go back to plain rows one tile at a time (groups of 16 rows = one GEMM tile)
+    // repacked weights: one group of 16 rows = one GEMM tile, packed directly (Q4_0, Q8_0) or through plain rows
     const bool repacked = ggml_cpu_repack_is_repacked(src0);
     const ggml_cpu_repack_convert_t unpack = repacked ? ggml_cpu_repack_get_traits(src0->type)->unpack : NULL;
     char * plain = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->nth * pack_sz +
@@ -140,11 +140,13 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
         const int64_t row0 = t * GGML_CPU_GEMM_ROWS;
         const int nrows = (int) (ne01 - row0 < GGML_CPU_GEMM_ROWS ? ne01 - row0 : GGML_CPU_GEMM_ROWS);
         const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03 + row0 * nb01;
-        if (repacked) {
+        if (!repacked) {
+            ggml_cpu_gemm_pack(src0->type, ne00, w, nb01, nrows, pack);
+        } else if (!ggml_cpu_gemm_pack_repacked(src0->type, ne00, w, pack)) {
+            // no direct packer for this type: back to plain rows first
             unpack(w, plain, GGML_CPU_REPACK_ROWS, ne00);
-            w = plain;
+            ggml_cpu_gemm_pack(src0->type, ne00, plain, nb01, nrows, pack);
         }
-        ggml_cpu_gemm_pack(src0->type, ne00, w, nb01, nrows, pack);
         const char * a = act + (size_t) (i12 + i13 * ne12) * act_mat;
         float * d = (float *) ((char *) dst->data + i12 * nb2 + i13 * nb3 + row0 * nb0);
         ggml_cpu_gemm_run(src0->type, ne00, pack, nrows, a, act_row, (int) ne11, d, nb1);
