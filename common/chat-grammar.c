@@ -239,11 +239,11 @@ static json_t * calls_array_schema(struct chat_grammar_ctx * g, json_t * schemas
     return a;
 }
 
-//
-// Mistral Nemo: [TOOL_CALLS][{"name": ..., "arguments": {...}, "id": "<9 alphanumerics>"}]
-//
+// the calls array schema of the formats that write their calls as one JSON array: one object schema per
+// function tool, made by `call`; NULL on a bad tool (g->err) or out of memory (g->oom)
+typedef json_t * (*chat_grammar_call_schema)(const char * name, const json_t * params);
 
-bool chat_grammar_mistral_nemo(struct chat_grammar_ctx * g) {
+static json_t * calls_array_of(struct chat_grammar_ctx * g, chat_grammar_call_schema call) {
     json_t * schemas = json_array();
     bool ok = schemas != NULL;
     for (size_t i = 0; ok && i < chat_grammar_n_tools(g); i++) {
@@ -252,18 +252,33 @@ bool chat_grammar_mistral_nemo(struct chat_grammar_ctx * g) {
         const int r = chat_grammar_tool(g, i, &name, &params);
         if (r < 0) {
             json_decref(schemas);
-            return false;
+            return NULL;
         }
         if (r > 0) {
-            ok = json_array_append_new(schemas, json_pack("{s:s, s:{s:{s:s, s:s}, s:O, s:{s:s, s:s}}, s:[s, s, s]}",
-                "type", "object", "properties", "name", "type", "string", "const", name, "arguments", params, "id",
-                "type", "string", "pattern", "^[a-zA-Z0-9]{9}$", "required", "name", "arguments", "id")) == 0;
+            ok = json_array_append_new(schemas, call(name, params)) == 0;
         }
     }
     json_t * arr = ok ? calls_array_schema(g, schemas) : NULL;
     json_decref(schemas);
     if (!arr) {
         g->oom = true;
+    }
+    return arr;
+}
+
+//
+// Mistral Nemo: [TOOL_CALLS][{"name": ..., "arguments": {...}, "id": "<9 alphanumerics>"}]
+//
+
+static json_t * mistral_nemo_call(const char * name, const json_t * params) {
+    return json_pack("{s:s, s:{s:{s:s, s:s}, s:O, s:{s:s, s:s}}, s:[s, s, s]}", "type", "object", "properties", "name",
+                     "type", "string", "const", name, "arguments", params, "id", "type", "string", "pattern",
+                     "^[a-zA-Z0-9]{9}$", "required", "name", "arguments", "id");
+}
+
+bool chat_grammar_mistral_nemo(struct chat_grammar_ctx * g) {
+    json_t * arr = calls_array_of(g, mistral_nemo_call);
+    if (!arr) {
         return false;
     }
     const char * calls = common_grammar_builder_add_schema(g->b, "tool_calls", arr);
@@ -279,28 +294,15 @@ bool chat_grammar_mistral_nemo(struct chat_grammar_ctx * g) {
 // Command R7B: <|START_ACTION|>[{"tool_call_id": "0", "tool_name": ..., "parameters": {...}}]<|END_ACTION|>
 //
 
+static json_t * command_r7b_call(const char * name, const json_t * params) {
+    return json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}, s:O}, s:[s, s, s]}", "type", "object", "properties",
+                     "tool_call_id", "type", "string", "pattern", "^[0-9]{1,10}$", "tool_name", "type", "string",
+                     "const", name, "parameters", params, "required", "tool_call_id", "tool_name", "parameters");
+}
+
 bool chat_grammar_command_r7b(struct chat_grammar_ctx * g) {
-    json_t * schemas = json_array();
-    bool ok = schemas != NULL;
-    for (size_t i = 0; ok && i < chat_grammar_n_tools(g); i++) {
-        const char * name;
-        const json_t * params;
-        const int r = chat_grammar_tool(g, i, &name, &params);
-        if (r < 0) {
-            json_decref(schemas);
-            return false;
-        }
-        if (r > 0) {
-            ok = json_array_append_new(schemas, json_pack("{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}, s:O}, s:[s, s, s]}",
-                "type", "object", "properties", "tool_call_id", "type", "string", "pattern", "^[0-9]{1,10}$",
-                "tool_name", "type", "string", "const", name, "parameters", params, "required", "tool_call_id",
-                "tool_name", "parameters")) == 0;
-        }
-    }
-    json_t * arr = ok ? calls_array_schema(g, schemas) : NULL;
-    json_decref(schemas);
+    json_t * arr = calls_array_of(g, command_r7b_call);
     if (!arr) {
-        g->oom = true;
         return false;
     }
     const bool open = g->in->thinking_forced_open;
