@@ -62,14 +62,9 @@ static int ds_function_at(const struct chat_parser * p, size_t i, size_t * name_
 }
 
 int chat_parser_deepseek_r1(struct chat_parser * p) {
-    bool stop;
-    chat_parser_try_reasoning(p, "<think>", "</think>", &stop);
-    if (stop) {
-        return CHAT_PARSE_STOP;
-    }
-    if (!p->syn->parse_tool_calls) {
-        chat_parser_add_rest(p);
-        return CHAT_PARSE_OK;
+    const int t = chat_parser_think_then_tools(p, "<think>", "</think>");
+    if (t != CHAT_PARSE_TOOLS) {
+        return t;
     }
     size_t at, which;
     int r = chat_parser_find_any(p, DS_CALLS_BEGIN, sizeof(DS_CALLS_BEGIN) / sizeof(DS_CALLS_BEGIN[0]), &at, &which);
@@ -102,14 +97,8 @@ int chat_parser_deepseek_r1(struct chat_parser * p) {
             return CHAT_PARSE_STOP;
         }
         p->pos = body;
-        char * name = strndup(p->in + nf, nt - nf);
-        if (!name) {
-            p->oom = true;
-            return CHAT_PARSE_STOP;
-        }
         bool invalid;
-        const int ar = chat_parser_consume_args(p, name, &invalid);
-        free(name);
+        const int ar = chat_parser_consume_named_args(p, p->in + nf, nt - nf, &invalid);
         if (invalid) {
             continue;
         }

@@ -288,14 +288,9 @@ static int hermes_find(const struct chat_parser * p, struct hermes_open * m) {
 }
 
 int chat_parser_hermes_2_pro(struct chat_parser * p) {
-    bool stop;
-    chat_parser_try_reasoning(p, "<think>", "</think>", &stop);
-    if (stop) {
-        return CHAT_PARSE_STOP;
-    }
-    if (!p->syn->parse_tool_calls) {
-        chat_parser_add_rest(p);
-        return CHAT_PARSE_OK;
+    const int t = chat_parser_think_then_tools(p, "<think>", "</think>");
+    if (t != CHAT_PARSE_TOOLS) {
+        return t;
     }
     struct hermes_open m;
     int r;
@@ -307,14 +302,8 @@ int chat_parser_hermes_2_pro(struct chat_parser * p) {
         }
         p->pos = m.json_at;
         if (m.function) {
-            char * name = strndup(p->in + m.name_from, m.name_to - m.name_from);
-            if (!name) {
-                p->oom = true;
-                return CHAT_PARSE_STOP;
-            }
             bool invalid;
-            const int ar = chat_parser_consume_args(p, name, &invalid);
-            free(name);
+            const int ar = chat_parser_consume_named_args(p, p->in + m.name_from, m.name_to - m.name_from, &invalid);
             if (invalid) {
                 continue;  // llama.cpp moves on past the tag
             }
@@ -543,14 +532,8 @@ int chat_parser_llama_3_x(struct chat_parser * p, bool builtin) {
         }
     }
     chat_parser_skip_spaces(p);
-    char * name = strndup(p->in + nf, nt - nf);
-    if (!name) {
-        p->oom = true;
-        return CHAT_PARSE_STOP;
-    }
     bool invalid;
-    const int r = chat_parser_consume_args(p, name, &invalid);
-    free(name);
+    const int r = chat_parser_consume_named_args(p, p->in + nf, nt - nf, &invalid);
     if (invalid) {
         chat_parser_add_rest(p);  // llama.cpp keeps what follows the opening as content
         return CHAT_PARSE_OK;

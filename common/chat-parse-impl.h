@@ -55,6 +55,14 @@ int  chat_parser_consume_call(struct chat_parser * p, const char * name_key, con
 int  chat_parser_consume_call_array(struct chat_parser * p, const char * name_key, const char * args_key,
                                     const char * id_key);
 int  chat_parser_consume_args(struct chat_parser * p, const char * name, bool * invalid);
+// chat_parser_consume_args for the call named by the len bytes at name (not NUL-terminated in the input)
+int  chat_parser_consume_named_args(struct chat_parser * p, const char * name, size_t len, bool * invalid);
+
+// the start of the formats that may think first and then call tools: the thinking block between open and close,
+// then, when tool calls are not parsed, the rest as content. CHAT_PARSE_STOP / CHAT_PARSE_OK: the parse ends
+// with that result; CHAT_PARSE_TOOLS: the tool calls come next.
+enum { CHAT_PARSE_TOOLS = 2 };
+int  chat_parser_think_then_tools(struct chat_parser * p, const char * open, const char * close);
 
 // the formats (chat-parse-formats.c, chat-parse-formats-tokens.c)
 int  chat_parser_content_only(struct chat_parser * p);

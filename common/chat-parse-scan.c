@@ -373,6 +373,31 @@ int chat_parser_consume_call_array(struct chat_parser * p, const char * name_key
 }
 
 // the JSON value at pos as arguments (the whole value): adds the call; CHAT_PARSE_STOP while incomplete
+int chat_parser_consume_named_args(struct chat_parser * p, const char * name, size_t len, bool * invalid) {
+    *invalid = false;
+    char * n = strndup(name, len);
+    if (!n) {
+        p->oom = true;
+        return CHAT_PARSE_STOP;
+    }
+    const int r = chat_parser_consume_args(p, n, invalid);
+    free(n);
+    return r;
+}
+
+int chat_parser_think_then_tools(struct chat_parser * p, const char * open, const char * close) {
+    bool stop;
+    chat_parser_try_reasoning(p, open, close, &stop);
+    if (stop) {
+        return CHAT_PARSE_STOP;
+    }
+    if (!p->syn->parse_tool_calls) {
+        chat_parser_add_rest(p);
+        return CHAT_PARSE_OK;
+    }
+    return CHAT_PARSE_TOOLS;
+}
+
 int chat_parser_consume_args(struct chat_parser * p, const char * name, bool * invalid) {
     *invalid = false;
     const size_t end = chat_json_scan(p->in, p->n, p->pos);
