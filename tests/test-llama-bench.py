@@ -186,11 +186,13 @@ def test_md(binary, model, reps):
     pct = float(row[6].split()[0])
     check(wgbs > 0 and rgbs > 0 and math.isfinite(pct), "md: bandwidth figures %s" % row)
     # % of bw is the median over the repetitions of each one's rate over the bandwidth measured just before it;
-    # the table's weight GB/s (mean rate) over read GB/s (median bandwidth) is only near it: exact with one
-    # repetition, and with two within the spread of the two bandwidth measurements
+    # the table's weight GB/s (mean rate) over read GB/s (median bandwidth) equals it with one repetition. With
+    # more, the two differ by up to the spread of the per-repetition ratios, which a busy machine makes
+    # arbitrary (the read probe moved between 28 and 53 GB/s from one repetition to the next here): checked
+    # with one repetition only
     ratio = 100 * wgbs / rgbs
-    tol = 0.2 + 0.01 * pct if reps == 1 else 0.25 * ratio
-    check(abs(pct - ratio) < tol, "md: %% of bw %s inconsistent with %s / %s" % (pct, wgbs, rgbs))
+    if reps == 1:
+        check(abs(pct - ratio) < 0.2 + 0.01 * pct, "md: %% of bw %s inconsistent with %s / %s" % (pct, wgbs, rgbs))
     # achieved = bytes/token * t/s of the tg row
     tg_ts = float(table[3][6].split()[0])
     check(abs(wgbs - expect * tg_ts / 1e9) <= 0.01 + 0.01 * wgbs,
@@ -412,6 +414,7 @@ def main():
     model = os.path.join(data_dir(), "models", "kjv", "kjv-target-q8_0.gguf")
     require(model)
     reps = 2
+    test_md(binary, model, 1)
     test_md(binary, model, reps)
     test_json(binary, model, reps)
     test_jsonl(binary, model, reps)
