@@ -10,7 +10,7 @@
 // - the MUL_MAT op with the weight in a CPU_REPACK buffer, N = 1..33 columns, 1 and 3 threads: below the
 //   GEMM threshold bit-identical to the scalar vec_dot per element, from it on bit-identical to the same op
 //   on the plain weights;
-// - the GEMM's tile of a group (gemm.h: packed directly for Q4_0 and Q8_0) is byte-identical to the tile of
+// - the GEMM's tile of a group (gemm.h: packed directly for Q4_0, Q8_0, Q4_K, Q6_K) is byte-identical to the tile of
 //   its unpacked rows, on quantized rows and on random bytes (every nibble and byte value);
 // - shapes the layout cannot take (rows not a multiple of 16, 3-D, other types) stay plain and are refused
 //   by the device's supports_op, so the loader keeps them in plain buffers.
@@ -174,7 +174,8 @@ static void check_gemm_pack(enum ggml_type type, int64_t M, int64_t K, bool any_
     tr->repack(w, wr + 1, M, K);
     const size_t ps = ggml_cpu_gemm_pack_size(type, K);
     uint8_t * pd = aligned_alloc(64, ps), * pref = aligned_alloc(64, ps);
-    const bool direct = type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q8_0;
+    const bool direct = type == GGML_TYPE_Q4_0 || type == GGML_TYPE_Q8_0 || type == GGML_TYPE_Q4_K ||
+                        type == GGML_TYPE_Q6_K;
     for (int64_t g = 0; g < M / GGML_CPU_REPACK_ROWS; g++) {
         const uint8_t * grp = wr + 1 + (size_t) g * gs;
         memset(pd, 0xaa, ps);

@@ -733,9 +733,10 @@ void ggml_cpu_gemm_pack(enum ggml_type type, int64_t k, const void * x, size_t b
 
 // An interleaved group (repack.h) already holds each 4-element group of the 16 rows side by side, 4 bytes per
 // row in one 64-byte word: the tile's order. So the words go over as they are (Q8_0: the stored q + 128 is the
-// tile's unsigned side too) or with Q4_0's nibbles split and centred, and only the fp16 scales are widened:
-// no transpose, and no unpack to plain rows first. The bytes are those of ggml_cpu_gemm_pack on the unpacked
-// rows (pack_fast with all 16 rows present).
+// tile's unsigned side too) or with the nibbles (and Q6_K's bit pairs) split and centred, and only the scales
+// are widened (the K-quants': from the per-row fields the layout keeps side by side, as k_scales computes
+// them): no transpose, and no unpack to plain rows first. The bytes are those of ggml_cpu_gemm_pack on the
+// unpacked rows (pack_fast with all 16 rows present).
 bool ggml_cpu_gemm_pack_repacked(enum ggml_type type, int64_t k, const void * group, void * pack) {
     const int64_t nb = k / BLK;
     const uint8_t * x = group;
@@ -766,6 +767,71 @@ bool ggml_cpu_gemm_pack_repacked(enum ggml_type type, int64_t k, const void * gr
                 store_w(pb, w);
                 _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
                 _mm512_store_ps((void *) (pb + 576), _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk)));
+            }
+            return true;
+        }
+        case GGML_TYPE_Q4_K: {
+            // chunk j / 2 of a block holds the nibbles of sub-blocks j (low) and j + 1 (high) in the tile's word
+            // order; the 6-bit scales and mins come from the regrouped low nibbles (bits 4 j) and high bit pairs
+            // (bits 2 j, mins at 16 + 2 j) with a few shifts for all 16 rows
+            const __m512i m4 = _mm512_set1_epi8(0x0f), lo4 = _mm512_set1_epi32(15), lo2 = _mm512_set1_epi32(3);
+            __m512i w[BLK / 4];
+            for (int64_t ib = 0; ib < nb / 8; ib++) {
+                const uint8_t * blk = x + (size_t) ib * GGML_CPU_REPACK_Q4_K_BLOCK;
+                const __m512 d    = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));
+                const __m512 dmin = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (blk + 32)));
+                const __m512i sclo = _mm512_loadu_si512((const void *) (blk + 64));
+                const __m512i mlo  = _mm512_loadu_si512((const void *) (blk + 128));
+                const __m512i hi   = _mm512_loadu_si512((const void *) (blk + 192));
+                for (int j = 0; j < 8; j++) {
+                    const uint8_t * qs = blk + 256 + 512 * (j / 2);
+                    uint8_t * pb = p + (size_t) (8 * ib + j) * block_bytes(KIND_MIN);
+                    for (int g = 0; g < BLK / 4; g++) {
+                        const __m512i q = _mm512_loadu_si512((const void *) (qs + 64 * g));
+                        w[g] = _mm512_and_si512(j & 1 ? _mm512_srli_epi16(q, 4) : q, m4);
+                    }
+                    store_w(pb, w);
+                    _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 8));
+                    const __m512i sc = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(sclo, 4 * j), lo4),
+                                                       _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 2 * j), lo2), 4));
+                    const __m512i mn = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(mlo, 4 * j), lo4),
+                                                       _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 16 + 2 * j), lo2), 4));
+                    // d * (float) sc as k_scales computes it: one rounding either way
+                    _mm512_store_ps((void *) (pb + 576), _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc)));
+                    _mm512_store_ps((void *) (pb + 640), _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mn)));
+                }
+            }
+            return true;
+        }
+        case GGML_TYPE_Q6_K: {
+            // 32-element block j (half h = j / 4, quarter q = j % 4): word g of the tile is triple g of half h,
+            // its ql word (q & 1) (high nibbles for q >= 2) and bit pair q of its qh word; the two int8 scales
+            // of the block are one pair of the group, row r's at 2 r
+            const __m512i m4 = _mm512_set1_epi8(0x0f), m2 = _mm512_set1_epi8(0x03), k32 = _mm512_set1_epi8(32);
+            __m512i w[BLK / 4];
+            for (int64_t ib = 0; ib < nb / 8; ib++) {
+                const uint8_t * blk = x + (size_t) ib * GGML_CPU_REPACK_Q6_K_BLOCK;
+                const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) blk));
+                for (int j = 0; j < 8; j++) {
+                    const int h = j / 4, q = j % 4;
+                    const uint8_t * tri = blk + 288 + 1536 * h;
+                    uint8_t * pb = p + (size_t) (8 * ib + j) * block_bytes(KIND_HALF);
+                    for (int g = 0; g < BLK / 4; g++) {
+                        const __m512i lo = _mm512_loadu_si512((const void *) (tri + 192 * g + 64 * (q & 1)));
+                        const __m512i hb = _mm512_loadu_si512((const void *) (tri + 192 * g + 128));
+                        const __m512i l4 = _mm512_and_si512(q >= 2 ? _mm512_srli_epi16(lo, 4) : lo, m4);
+                        const __m512i h2 = _mm512_and_si512(_mm512_srli_epi16(hb, 2 * q), m2); // 16-bit shift < 8: bytes stay apart
+                        w[g] = _mm512_sub_epi8(_mm512_or_si512(l4, _mm512_slli_epi16(h2, 4)), k32);
+                    }
+                    store_w(pb, w);
+                    _mm512_store_si512((void *) (pb + 512), corr_of(w, 0, 4));
+                    _mm512_store_si512((void *) (pb + 576), corr_of(w, 4, 8));
+                    // row r's scales 2 j (low byte) and 2 j + 1 (high byte) as one int16, sign-extended apart
+                    const __m512i s = _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *) (blk + 32 + 32 * j)));
+                    const __m512i s0 = _mm512_srai_epi32(_mm512_slli_epi32(s, 24), 24), s1 = _mm512_srai_epi32(s, 8);
+                    _mm512_store_ps((void *) (pb + 640), _mm512_mul_ps(d, _mm512_cvtepi32_ps(s0)));
+                    _mm512_store_ps((void *) (pb + 704), _mm512_mul_ps(d, _mm512_cvtepi32_ps(s1)));
+                }
             }
             return true;
         }

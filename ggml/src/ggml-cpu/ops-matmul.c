@@ -101,7 +101,8 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
     char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE);
     char * act  = base;
     char * pack = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->ith * pack_sz;
-    // repacked weights: one group of 16 rows = one GEMM tile, packed directly (Q4_0, Q8_0) or through plain rows
+    // repacked weights: one group of 16 rows = one GEMM tile, packed directly (Q4_0, Q8_0, Q4_K, Q6_K: every
+    // repack type today; a type without a direct packer goes through plain rows)
     const bool repacked = ggml_cpu_repack_is_repacked(src0);
     const ggml_cpu_repack_convert_t unpack = repacked ? ggml_cpu_repack_get_traits(src0->type)->unpack : NULL;
     char * plain = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->nth * pack_sz +
