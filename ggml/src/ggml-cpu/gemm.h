@@ -50,8 +50,8 @@ size_t ggml_cpu_gemm_act_size(enum ggml_type type, int64_t k, int64_t ncols);
 void ggml_cpu_gemm_pack(enum ggml_type type, int64_t k, const void * x, size_t bx, int nrows, void * pack);
 // packs one interleaved group of GGML_CPU_REPACK_ROWS rows of k elements (repack.h, CPU_REPACK weights) into
 // pack directly: the same bytes as unpacking the group to plain rows and ggml_cpu_gemm_pack of those 16 rows,
-// without the unpack and the transpose. Q4_0, Q8_0, Q4_K and Q6_K; false (pack untouched) for the other
-// types, which keep the unpack
+// without the unpack and the transpose. Every repack type (Q4_0, Q8_0, Q4_K, Q6_K; a new one needs its
+// packer here); false (pack untouched) for any other type
 bool ggml_cpu_gemm_pack_repacked(enum ggml_type type, int64_t k, const void * group, void * pack);
 // converts k floats into one activation row for weights of the given type: for the quantized types 8-bit
 // values and scales bit-identical to the vec_dot path's (Q8_0, Q8_1 or Q8_K); for F16 and BF16, floats

@@ -80,14 +80,10 @@ size_t ggml_cpu_mul_mat_gemm_work_size(const struct ggml_tensor * node, int n_th
         return 0;
     }
     const int64_t k = node->src[0]->ne[0];
-    // activation rows, one packed tile per thread, slack to align the start to a cache line; repacked
-    // weights: per thread the plain rows of one tile too (the types without a direct packer need them)
+    // activation rows, one packed tile per thread, slack to align the start to a cache line
     const struct ggml_tensor * s1 = node->src[1];
-    const size_t unpack = ggml_cpu_repack_is_repacked(node->src[0])
-                        ? (size_t) n_threads * GGML_PAD(GGML_CPU_GEMM_ROWS * node->src[0]->nb[1], GGML_CPU_CACHE_LINE) : 0;
     return ggml_cpu_gemm_act_size(node->src[0]->type, k, s1->ne[1]) * (size_t) (s1->ne[2] * s1->ne[3]) +
-           (size_t) n_threads * GGML_PAD(ggml_cpu_gemm_pack_size(node->src[0]->type, k), GGML_CPU_CACHE_LINE) + GGML_CPU_CACHE_LINE +
-           unpack;
+           (size_t) n_threads * GGML_PAD(ggml_cpu_gemm_pack_size(node->src[0]->type, k), GGML_CPU_CACHE_LINE) + GGML_CPU_CACHE_LINE;
 }
 
 static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
@@ -101,12 +97,9 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
     char * base = (char *) GGML_PAD((uintptr_t) params->wdata, GGML_CPU_CACHE_LINE);
     char * act  = base;
     char * pack = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->ith * pack_sz;
-    // repacked weights: one group of 16 rows = one GEMM tile, packed directly (Q4_0, Q8_0, Q4_K, Q6_K: every
-    // repack type today; a type without a direct packer goes through plain rows)
+    // repacked weights: one group of 16 rows = one GEMM tile, packed straight from the group (every repack type
+    // has a direct packer)
     const bool repacked = ggml_cpu_repack_is_repacked(src0);
-    const ggml_cpu_repack_convert_t unpack = repacked ? ggml_cpu_repack_get_traits(src0->type)->unpack : NULL;
-    char * plain = act + act_mat * (size_t) (ne12 * ne13) + (size_t) params->nth * pack_sz +
-                   (size_t) params->ith * GGML_PAD(GGML_CPU_GEMM_ROWS * nb01, GGML_CPU_CACHE_LINE);
 
     // quantize every activation row once (rows split across threads)
     {
@@ -143,10 +136,9 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
         const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03 + row0 * nb01;
         if (!repacked) {
             ggml_cpu_gemm_pack(src0->type, ne00, w, nb01, nrows, pack);
-        } else if (!ggml_cpu_gemm_pack_repacked(src0->type, ne00, w, pack)) {
-            // no direct packer for this type: back to plain rows first
-            unpack(w, plain, GGML_CPU_REPACK_ROWS, ne00);
-            ggml_cpu_gemm_pack(src0->type, ne00, plain, nb01, nrows, pack);
+        } else {
+            const bool packed = ggml_cpu_gemm_pack_repacked(src0->type, ne00, w, pack);
+            GGML_ASSERT(packed && "a repack type without a direct GEMM packer");
         }
         const char * a = act + (size_t) (i12 + i13 * ne12) * act_mat;
         float * d = (float *) ((char *) dst->data + i12 * nb2 + i13 * nb3 + row0 * nb0);
