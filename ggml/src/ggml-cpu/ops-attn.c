@@ -701,10 +701,11 @@ void ggml_cpu_forward_flash_attn_ext(const struct ggml_compute_params * params, 
     const bool tiled = a.q->type == GGML_TYPE_F32 && kv_float && a.k->type == a.v->type && a.n_q >= GGML_FA_TILE_Q &&
                        a.DV % GGML_FA_LANES == 0 && a.k->nb[0] == ggml_type_size(a.k->type) &&
                        a.v->nb[0] == ggml_type_size(a.v->type);
+    const int64_t heads = !tiled && fa_heads_usable(&a) ? fa_heads_group(&a, params->nth) : 1;
     if (tiled) {
         fa_tiles(params, &a);
-    } else if (fa_heads_usable(&a) && fa_heads_group(&a, params->nth) >= 2) {
-        fa_heads(params, &a, fa_heads_group(&a, params->nth));
+    } else if (heads >= 2) {
+        fa_heads(params, &a, heads);
     } else {
         fa_rows(params, &a);
     }
