@@ -426,7 +426,8 @@ static void training_mask(const struct llm_graph * g, bool swa, float * data) {
         for (uint32_t j = 0; j < n_kv; j++) {
             const llama_pos pi = ub->pos[i], pj = (llama_pos) j;
             bool masked = g->cp->causal_attn && pj > pi;
-            masked = masked || (swa && g->hp->n_swa > 0 && pi - pj >= (llama_pos) g->hp->n_swa);
+            // the window as the cache's mask draws it (standard, chunked or symmetric)
+            masked = masked || (swa && g->hp->n_swa > 0 && llama_hparams_is_masked_swa(g->hp->n_swa, g->hp->swa_type, pj, pi));
             data[(size_t) i * n_kv + j] = masked ? -INFINITY : 0.0f;
         }
     }
