@@ -422,7 +422,10 @@ bool parse_cpu_mask(const char * mask, bool * boolmask) {
             bits[(n - 1 - i) * 4 + (size_t) b] = ((d >> b) & 1) != 0;
         }
     }
-    memcpy(boolmask, bits, sizeof(bits));
+    // llama.cpp adds the mask's CPUs to those already set (so -C complements --cpu-range, in any order)
+    for (size_t i = 0; i < GGML_MAX_N_THREADS; i++) {
+        boolmask[i] = boolmask[i] || bits[i];
+    }
     return true;
 }
 

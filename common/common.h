@@ -346,8 +346,8 @@ void common_params_free(struct common_params * params);
 // replace an owned string field (*field); value NULL clears it. false when out of memory
 bool common_params_set_str(char ** field, const char * value);
 
-// llama.cpp's parse_cpu_mask: hex digits (optional 0x), the last digit holds CPUs 0-3; fills all
-// GGML_MAX_N_THREADS entries of boolmask, or leaves it untouched and returns false for a malformed mask
+// llama.cpp's parse_cpu_mask: hex digits (optional 0x), the last digit holds CPUs 0-3; sets the mask's CPUs
+// in boolmask (others keep their value), or leaves it untouched and returns false for a malformed mask
 bool parse_cpu_mask(const char * mask, bool * boolmask);
 
 // sets the process priority (llama.cpp's set_process_priority); false (warned) when the system refuses

@@ -555,6 +555,17 @@ static void test_llamacpp_flags(void) {
     TH_CHECK(p.cpuparams_batch.n_threads == 3 && p.cpuparams_batch.poll == 7 && p.cpuparams_batch.cpumask[1] &&
              p.cpuparams_batch.cpumask[GGML_MAX_N_THREADS - 1] && !p.cpuparams_batch.cpumask[0], "batch inherits");
     common_params_free(&p);
+    // -C adds its CPUs to --cpu-range's, in either order (llama.cpp's parse_cpu_mask ORs into the mask)
+    for (int order = 0; order < 2; order++) {
+        if (order == 0) {
+            PARSE_OK(p, C, "-Cr", "8-9", "-C", "1");
+        } else {
+            PARSE_OK(p, C, "-C", "1", "-Cr", "8-9");
+        }
+        TH_CHECK(p.cpuparams.cpumask[0] && p.cpuparams.cpumask[8] && p.cpuparams.cpumask[9] && !p.cpuparams.cpumask[1] &&
+                 !p.cpuparams.cpumask[10], "-C with -Cr (order %d): CPUs 0, 8, 9", order);
+        common_params_free(&p);
+    }
     PARSE_ERR(C, "invalid cpumask 'xyz'", "-C", "xyz");
     PARSE_ERR(C, "invalid cpumask ''", "-Cb", "");
     PARSE_ERR(C, "invalid range '5-2'", "-Cr", "5-2");

@@ -20,6 +20,8 @@ static bool fail(char * err, size_t n_err, const char * fmt, ...) {
 }
 
 bool bench_parse_cpu_mask(const char * s, bool * mask, char * err, size_t n_err) {
+    // one -C value is the whole mask of a test (parse_cpu_mask adds to what is set)
+    memset(mask, 0, sizeof(bool) * GGML_MAX_N_THREADS);
     if (!parse_cpu_mask(s, mask)) {
         return fail(err, n_err, "invalid CPU mask '%s' (expected 1..%d hex digits)", s, GGML_MAX_N_THREADS / 4);
     }
