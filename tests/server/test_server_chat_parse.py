@@ -260,6 +260,15 @@ def test_generic(srv):
             args = json.loads(tcs[0]["function"]["arguments"])
             check(tcs[0]["function"]["name"] == "get_weather" and args.get("city") in ("Paris", "Rome"),
                   "generic: name and schema-valid arguments", tcs[0])
+    # response_format json_object without a schema stands for the schema {} (llama.cpp's json_value(response_format,
+    # "schema", json::object())): the generic grammar's "response" branch is the one an explicit {} gives
+    grammars = []
+    for rf in ({"type": "json_object"}, {"type": "json_object", "schema": {}}):
+        r = chat(srv, tools=TOOLS, tool_choice="auto", max_tokens=1, response_format=rf)
+        check(r.status_code == 200, "generic + response_format %s: 200" % rf, r.text[:300])
+        grammars.append(requests.get(srv.url("/slots"), timeout=30).json()[0]["params"].get("grammar"))
+    check(grammars[0] and grammars[0] == grammars[1], "generic: a json_object without schema is the schema {}",
+          grammars)
     # Anthropic tools and tool_choice {"type": "any"} take the same path: a tool_use block
     ab = {"model": "x", "max_tokens": 600, "temperature": 0, "messages": USER, "tool_choice": {"type": "any"},
           "tools": [{"name": "get_weather", "description": "The weather in a city",

@@ -229,24 +229,6 @@ static bool read_enable_thinking(const struct server_context * sc, const json_t 
     return ok;
 }
 
-// the request's response schema (json_schema or response_format), NULL for none
-static const json_t * request_schema(const json_t * body) {
-    const json_t * js = json_object_get(body, "json_schema");
-    if (json_is_object(js)) {
-        return js;
-    }
-    const json_t * rf = json_object_get(body, "response_format");
-    const char * type = json_string_value(json_object_get(rf, "type"));
-    if (type && strcmp(type, "json_object") == 0) {
-        return json_object_get(rf, "schema") ? json_object_get(rf, "schema") : rf;
-    }
-    if (type && strcmp(type, "json_schema") == 0) {
-        const json_t * s = json_object_get(json_object_get(rf, "json_schema"), "schema");
-        return s ? s : rf;
-    }
-    return NULL;
-}
-
 static bool ends_with(const char * s, const char * suffix) {
     const size_t n = strlen(s), k = strlen(suffix);
     return n >= k && memcmp(s + n - k, suffix, k) == 0;
@@ -325,6 +307,7 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
     json_t * tweaked = NULL;
     bool want_grammar = false, parallel = false;
     const json_t * schema_for_grammar = NULL;
+    json_t * empty_schema = json_object(); // what a response_format without its schema stands for (llama.cpp: {})
     if (sc->chat_jinja) {
         bool builtin = false;
         size_t i;
@@ -332,7 +315,7 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
         json_array_foreach(has_tools ? tools : NULL, i, t) {
             builtin |= is_llama3_builtin_tool(tool_name(t));
         }
-        const json_t * schema = body ? request_schema(body) : NULL;
+        const json_t * schema = body && empty_schema ? server_response_schema(body, empty_schema) : NULL;
         cp->format = common_chat_detect_format(sc->chat_template, has_tools, schema != NULL, builtin);
         const json_t * m = msgs;
         if (cp->format == COMMON_CHAT_FORMAT_GENERIC && has_tools) {
@@ -412,6 +395,7 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
             buf = NULL;
         }
     }
+    json_decref(empty_schema);
     if (!buf || cp == &local) {
         common_chat_grammar_free(&cp->tool_grammar);
     }

@@ -363,6 +363,10 @@ bool server_read_slot_params(const struct server_context * sc, const json_t * bo
 // the request's grammar (server-grammar.c): "grammar", "json_schema" (converted) or, on /v1/chat/completions,
 // "response_format"; without them the command line's --grammar / -j. Returns the GBNF text (malloc'd) or NULL for
 // none; *ok false with err set (a 400) when a schema cannot be converted or the fields conflict.
+// the response schema of a chat request as llama.cpp reads it: response_format's (json_object: its "schema",
+// json_schema: its json_schema.schema; empty when absent) over json_schema; NULL for none. Borrowed from body,
+// or empty
+const json_t * server_response_schema(const json_t * body, json_t * empty);
 char * server_read_grammar(const struct server_context * sc, const json_t * body, int mode, bool * ok,
                            struct sj_err * err);
 // llama.cpp's answer (400, invalid_request_error) to a grammar its sampler cannot parse

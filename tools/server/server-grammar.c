@@ -34,6 +34,22 @@ static char * convert(const json_t * schema, const char * field, bool * ok, stru
     return g;
 }
 
+const json_t * server_response_schema(const json_t * body, json_t * empty) {
+    const json_t * rf = json_object_get(body, "response_format");
+    if (rf) {
+        const json_t * fmt = object_or_empty(body, "response_format", empty);
+        const char * type = json_string_value(json_object_get(fmt, "type"));
+        if (type && strcmp(type, "json_object") == 0) {
+            return object_or_empty(fmt, "schema", empty);
+        }
+        if (type && strcmp(type, "json_schema") == 0) {
+            return object_or_empty(object_or_empty(fmt, "json_schema", empty), "schema", empty);
+        }
+    }
+    const json_t * js = json_object_get(body, "json_schema");
+    return json_is_null(js) ? NULL : js;
+}
+
 // /v1/chat/completions (llama.cpp's oaicompat_chat_params_parse + the chat template's grammar choice)
 static char * chat_grammar(const struct server_context * sc, const json_t * body, bool * ok, struct sj_err * err) {
     const json_t * schema = json_object_get(body, "json_schema");
@@ -55,20 +71,16 @@ static char * chat_grammar(const struct server_context * sc, const json_t * body
     }
     const json_t * rf = json_object_get(body, "response_format");
     if (rf) {
-        const json_t * fmt = object_or_empty(body, "response_format", empty);
-        const json_t * tj = json_object_get(fmt, "type");
+        const json_t * tj = json_object_get(object_or_empty(body, "response_format", empty), "type");
         const char * type = json_is_string(tj) ? json_string_value(tj) : "";
-        if (strcmp(type, "json_object") == 0) {
-            schema = object_or_empty(fmt, "schema", empty);
-        } else if (strcmp(type, "json_schema") == 0) {
-            schema = object_or_empty(object_or_empty(fmt, "json_schema", empty), "schema", empty);
-        } else if (*type && strcmp(type, "text") != 0) {
+        if (*type && strcmp(type, "text") != 0 && strcmp(type, "json_object") != 0 && strcmp(type, "json_schema") != 0) {
             *ok = false;
             snprintf(err->msg, sizeof(err->msg),
                      "response_format type must be one of \"text\" or \"json_object\", but got: %.160s", type);
             json_decref(empty);
             return NULL;
         }
+        schema = server_response_schema(body, empty);
     }
     char * g;
     if (schema) {
