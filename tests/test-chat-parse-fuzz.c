@@ -81,7 +81,6 @@ int main(void) {
     test_found();
     uint64_t rng = 0x5eed0c4a7ULL;
     uint8_t buf[4096];
-    int n_parse = 0, n_grammar = 0;
     for (int it = 0; it < 3000; it++) {
         size_t n = 2;
         buf[0] = (uint8_t) (th_xorshift64star(&rng) % COMMON_CHAT_FORMAT_COUNT);
@@ -97,9 +96,8 @@ int main(void) {
             n += fl;
         }
         LLVMFuzzerTestOneInput(buf, n);
-        n_parse++;
     }
-    // well-formed calls of each format parse as calls (the target checks their arguments are JSON)
+    // well-formed calls of each format, under every format (the target checks the invariants of what comes out)
     static const char * const CALLS[] = {
         "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
         "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"a\": [1, {\"b\": null}]}, \"id\": \"123456789\"}]",
@@ -114,7 +112,6 @@ int main(void) {
             const size_t l = strlen(CALLS[c]);
             memcpy(buf + 2, CALLS[c], l);
             LLVMFuzzerTestOneInput(buf, l + 2);
-            n_parse++;
         }
     }
     for (int it = 0; it < 300; it++) {
@@ -125,9 +122,7 @@ int main(void) {
             memcpy(buf + 2, TOOLS, n);
         }
         LLVMFuzzerTestOneInput(buf, n + 2);
-        n_grammar++;
     }
-    TH_CHECK(n_parse > 3000 && n_grammar == 300, "ran %d parse and %d grammar inputs without a broken invariant",
-             n_parse, n_grammar);
+    // the target aborts on a broken invariant: reaching this line is the check of the runs above
     return th_finish();
 }
