@@ -6,6 +6,7 @@
 #include "sampling.h"
 
 #include "log.h"
+#include "string-builder.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,35 +27,6 @@ char * regex_escape(const char * s) {
     }
     out[o] = '\0';
     return out;
-}
-
-// growable text for the joined pattern
-struct pat_sb {
-    char * s;
-    size_t n, cap;
-    bool oom;
-};
-
-static void pat_add(struct pat_sb * b, const char * t) {
-    const size_t k = strlen(t);
-    if (b->oom) {
-        return;
-    }
-    if (b->n + k + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 64;
-        while (cap < b->n + k + 1) {
-            cap *= 2;
-        }
-        char * ns = realloc(b->s, cap);
-        if (!ns) {
-            b->oom = true;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, t, k + 1);
-    b->n += k;
 }
 
 static char * anchored(const char * p) {
@@ -89,9 +61,9 @@ struct llama_sampler * common_sampler_init_grammar(const struct llama_vocab * vo
     char ** patterns = calloc(nt + 1, sizeof(char *));
     llama_token * tokens = calloc(nt, sizeof(llama_token));
     size_t n_pat = 0, n_tok = 0, n_anywhere = 0;
-    struct pat_sb any = { 0 };
+    struct common_sb any = { 0 };
     bool ok = patterns && tokens;
-    pat_add(&any, "^[\\s\\S]*?(");
+    common_sb_add(&any, "^[\\s\\S]*?(");
     for (size_t i = 0; ok && i < nt; i++) {
         const struct common_grammar_trigger * t = &params->grammar_triggers[i];
         const char * v = t->value ? t->value : "";
@@ -100,15 +72,15 @@ struct llama_sampler * common_sampler_init_grammar(const struct llama_vocab * vo
                 char * e = regex_escape(v);
                 ok = e != NULL;
                 if (e) {
-                    pat_add(&any, n_anywhere++ ? "|" : "");
-                    pat_add(&any, e);
+                    common_sb_add(&any, n_anywhere++ ? "|" : "");
+                    common_sb_add(&any, e);
                 }
                 free(e);
                 break;
             }
             case COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN:
-                pat_add(&any, n_anywhere++ ? "|" : "");
-                pat_add(&any, v);
+                common_sb_add(&any, n_anywhere++ ? "|" : "");
+                common_sb_add(&any, v);
                 break;
             case COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN_FULL:
                 patterns[n_pat] = anchored(v);
@@ -123,7 +95,7 @@ struct llama_sampler * common_sampler_init_grammar(const struct llama_vocab * vo
                 break;
         }
     }
-    pat_add(&any, ")[\\s\\S]*");
+    common_sb_add(&any, ")[\\s\\S]*");
     ok = ok && !any.oom;
     if (ok && n_anywhere > 0) {
         patterns[n_pat++] = any.s;
