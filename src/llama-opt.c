@@ -26,6 +26,7 @@ struct llama_opt_state {
     size_t               graph_size; // nodes of a training graph (forward + backward + optimizer)
     uint32_t             n_ctx;      // tokens per datapoint
     uint32_t             n_ubatch;   // tokens per micro-batch
+    float              * onehot;     // n_ubatch x n_vocab labels, all zeros between micro-batches
 };
 
 void llama_opt_state_free(struct llama_opt_state * st) {
@@ -33,6 +34,7 @@ void llama_opt_state_free(struct llama_opt_state * st) {
         return;
     }
     ggml_opt_free(st->opt_ctx);
+    free(st->onehot);
     if (st->sched) {
         ggml_backend_sched_free(st->sched);
     }
@@ -208,7 +210,13 @@ static bool opt_iter(struct llama_context * lctx, uint32_t p0, const llama_token
     int8_t       * output = malloc(n);
     int32_t      * idx    = malloc(n * sizeof(int32_t));
     llama_token  * tok    = malloc(n * sizeof(llama_token));
-    float        * onehot = calloc((size_t) n * (size_t) n_vocab, sizeof(float));
+    // the labels' one-hot rows (n_ubatch x n_vocab floats, tens of MB) are allocated once and only the entries
+    // of this micro-batch are set and cleared again, not zeroed whole each time
+    GGML_ASSERT(n <= st->n_ubatch);
+    if (st->onehot == NULL) {
+        st->onehot = calloc((size_t) st->n_ubatch * (size_t) n_vocab, sizeof(float));
+    }
+    float * onehot = st->onehot;
     bool ok = pos && nsid && sid0 && sids && output && idx && tok && onehot;
     struct ggml_context * ctx0 = NULL;
     if (ok) {
@@ -235,7 +243,6 @@ static bool opt_iter(struct llama_context * lctx, uint32_t p0, const llama_token
         output[i] = 1;
         idx[i]    = (int32_t) i;
         tok[i]    = tokens[i];
-        onehot[(size_t) i * (size_t) n_vocab + (size_t) labels[i]] = 1.0f;
     }
     struct llama_ubatch ub;
     memset(&ub, 0, sizeof(ub));
@@ -279,7 +286,13 @@ static bool opt_iter(struct llama_context * lctx, uint32_t p0, const llama_token
     llm_graph_set_inputs(&g);
     struct ggml_tensor * lab = ggml_opt_labels(st->opt_ctx);
     GGML_ASSERT(lab->ne[0] == n_vocab && lab->ne[1] == (int64_t) n);
+    for (uint32_t i = 0; i < n; i++) {
+        onehot[(size_t) i * (size_t) n_vocab + (size_t) labels[i]] = 1.0f;
+    }
     ggml_backend_tensor_set(lab, onehot, 0, ggml_nbytes(lab));
+    for (uint32_t i = 0; i < n; i++) {
+        onehot[(size_t) i * (size_t) n_vocab + (size_t) labels[i]] = 0.0f;
+    }
     ggml_backend_cpu_set_n_threads(lctx->backend_cpu, lctx->cparams.n_threads_batch);
     ggml_opt_eval(st->opt_ctx, result);
     if (pr->cb) {
@@ -295,7 +308,6 @@ done:
     free(output);
     free(idx);
     free(tok);
-    free(onehot);
     return ok;
 }
 
