@@ -1,6 +1,7 @@
 // Tool-call grammars of the chat formats with tags or marker tokens around each call: Hermes 2 Pro, Llama 3.x,
 // DeepSeek R1 and Functionary v3.2 (llama.cpp's common_chat_params_init_* rules, common/chat.cpp).
 #include "chat-grammar-impl.h"
+#include "chat-markers.h"
 
 #include "sampling.h"
 
@@ -140,12 +141,8 @@ static bool expect_params(struct chat_grammar_ctx * g, const char * name, const 
 // 1 a builtin tool (its <|python_tag|> rule added), 0 not one, -1 bad parameters
 static int llama_builtin_rule(struct chat_grammar_ctx * g, const char * name, const json_t * params,
                               struct chat_grammar_list * rules) {
-    const char * prop;
-    if (strcmp(name, "wolfram_alpha") == 0 || strcmp(name, "web_search") == 0 || strcmp(name, "brave_search") == 0) {
-        prop = "query";
-    } else if (strcmp(name, "python") == 0 || strcmp(name, "code_interpreter") == 0) {
-        prop = "code";
-    } else {
+    const char * prop = chat_llama3_builtin_param(name);
+    if (prop == NULL) {
         return 0;
     }
     if (!expect_params(g, name, params, prop)) {
@@ -209,18 +206,6 @@ bool chat_grammar_llama_3_x(struct chat_grammar_ctx * g, bool builtin) {
 // DeepSeek R1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}```<｜tool▁call▁end｜>
 // ...<｜tool▁calls▁end｜> (the opening also in the variants the distilled models write)
 //
-
-#define DS_BAR "\xef\xbd\x9c"  // ｜ (U+FF5C)
-#define DS_SP  "\xe2\x96\x81"  // ▁ (U+2581)
-#define DS_CALLS_BEGIN "<" DS_BAR "tool" DS_SP "calls" DS_SP "begin" DS_BAR ">"
-#define DS_CALL_BEGIN  "<" DS_BAR "tool" DS_SP "call" DS_SP "begin" DS_BAR ">"
-#define DS_SEP         "<" DS_BAR "tool" DS_SP "sep" DS_BAR ">"
-#define DS_CALL_END    "<" DS_BAR "tool" DS_SP "call" DS_SP "end" DS_BAR ">"
-#define DS_CALLS_END   "<" DS_BAR "tool" DS_SP "calls" DS_SP "end" DS_BAR ">"
-#define DS_CALLS_ALT1  "<" DS_BAR "tool_calls_begin" DS_BAR ">"
-#define DS_CALLS_ALT2  "<" DS_BAR "tool calls begin" DS_BAR ">"
-#define DS_CALLS_ALT3  "<" DS_BAR "tool\\_calls\\_begin" DS_BAR ">"
-#define DS_CALLS_ALT4  "<" DS_BAR "tool" DS_SP "calls" DS_BAR ">"
 
 bool chat_grammar_deepseek_r1(struct chat_grammar_ctx * g) {
     struct chat_grammar_list rules = { 0 };

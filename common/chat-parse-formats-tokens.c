@@ -1,5 +1,6 @@
 // The chat-output formats with their own marker tokens: DeepSeek R1, Command R7B and Functionary v3.2.
 #include "chat-parse-impl.h"
+#include "chat-markers.h"
 
 #include <jansson.h>
 
@@ -11,17 +12,7 @@
 // DeepSeek R1: <think>...</think>, then
 // <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>...
 // <｜tool▁calls▁end｜>
-#define DS_BAR "\xef\xbd\x9c"  // ｜ (U+FF5C)
-#define DS_SP  "\xe2\x96\x81"  // ▁ (U+2581)
-static const char * const DS_CALLS_BEGIN[] = {
-    "<" DS_BAR "tool" DS_SP "calls" DS_SP "begin" DS_BAR ">", "<" DS_BAR "tool_calls_begin" DS_BAR ">",
-    "<" DS_BAR "tool calls begin" DS_BAR ">", "<" DS_BAR "tool\\_calls\\_begin" DS_BAR ">",
-    "<" DS_BAR "tool" DS_SP "calls" DS_BAR ">",
-};
-#define DS_CALL_BEGIN "<" DS_BAR "tool" DS_SP "call" DS_SP "begin" DS_BAR ">"
-#define DS_FUNCTION   "function<" DS_BAR "tool" DS_SP "sep" DS_BAR ">"
-#define DS_CALL_END   "<" DS_BAR "tool" DS_SP "call" DS_SP "end" DS_BAR ">"
-#define DS_CALLS_END  "<" DS_BAR "tool" DS_SP "calls" DS_SP "end" DS_BAR ">"
+static const char * const DS_OPENINGS[] = { DS_CALLS_BEGIN, DS_CALLS_ALT1, DS_CALLS_ALT2, DS_CALLS_ALT3, DS_CALLS_ALT4 };
 
 // one function header at i: 1 (name and the json fence follow), 2 the text ends inside it, 0 no
 static int ds_function_at(const struct chat_parser * p, size_t i, size_t * name_from, size_t * name_to, size_t * body) {
@@ -67,7 +58,7 @@ int chat_parser_deepseek_r1(struct chat_parser * p) {
         return t;
     }
     size_t at, which;
-    int r = chat_parser_find_any(p, DS_CALLS_BEGIN, sizeof(DS_CALLS_BEGIN) / sizeof(DS_CALLS_BEGIN[0]), &at, &which);
+    int r = chat_parser_find_any(p, DS_OPENINGS, sizeof(DS_OPENINGS) / sizeof(DS_OPENINGS[0]), &at, &which);
     if (r == 0) {
         chat_parser_add_rest(p);
         return CHAT_PARSE_OK;
@@ -76,7 +67,7 @@ int chat_parser_deepseek_r1(struct chat_parser * p) {
     if (r == 2) {
         return CHAT_PARSE_STOP;
     }
-    p->pos = at + strlen(DS_CALLS_BEGIN[which]);
+    p->pos = at + strlen(DS_OPENINGS[which]);
     for (;;) {
         // the next function header (text before it is content, as llama.cpp's regex search adds it)
         size_t nf = 0, nt = 0, body = 0, i;

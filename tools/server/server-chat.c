@@ -3,6 +3,7 @@
 // (LLAMA_SERVER_HAVE_CHAT, see CMakeLists.txt).
 #include "server-context.h"
 
+#include "chat-markers.h"
 #include "chat-parse.h"
 #include "chat-template-jinja.h"
 
@@ -166,16 +167,6 @@ static char * apply_builtin(const struct server_context * sc, const struct llama
 }
 
 // llama.cpp's Llama 3.x builtin tools (handle_builtin_tool in common/chat.cpp)
-static bool is_llama3_builtin_tool(const char * name) {
-    static const char * const names[] = { "wolfram_alpha", "web_search", "brave_search", "python", "code_interpreter" };
-    for (size_t i = 0; name && i < sizeof(names) / sizeof(names[0]); i++) {
-        if (strcmp(name, names[i]) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static const char * tool_name(const json_t * tool) {
     return json_string_value(json_object_get(json_object_get(tool, "function"), "name"));
 }
@@ -313,7 +304,7 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
         size_t i;
         const json_t * t;
         json_array_foreach(has_tools ? tools : NULL, i, t) {
-            builtin |= is_llama3_builtin_tool(tool_name(t));
+            builtin |= chat_llama3_builtin_param(tool_name(t)) != NULL;
         }
         const json_t * schema = body && empty_schema ? server_response_schema(body, empty_schema) : NULL;
         cp->format = common_chat_detect_format(sc->chat_template, has_tools, schema != NULL, builtin);
