@@ -1077,20 +1077,6 @@ static const char * h_list_devices(struct common_params * p, const char * v) {
     return NULL;
 }
 
-static void print_devices(void) {
-    printf("Available devices:\n");
-    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
-        ggml_backend_dev_t dev = ggml_backend_dev_get(i);
-        if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
-            continue;
-        }
-        size_t free_b = 0, total_b = 0;
-        ggml_backend_dev_memory(dev, &free_b, &total_b);
-        printf("  %s: %s (%zu MiB, %zu MiB free)\n", ggml_backend_dev_name(dev), ggml_backend_dev_description(dev),
-               total_b / 1024 / 1024, free_b / 1024 / 1024);
-    }
-}
-
 // appends one override (pattern copied) keeping the { NULL, NULL } terminator
 static const char * add_buft_override(struct common_params * p, const char * pattern, size_t len,
                                       ggml_backend_buffer_type_t buft) {
@@ -2302,7 +2288,7 @@ enum common_arg_status common_params_parse_ex(int argc, char ** argv, struct com
         return COMMON_ARG_EXIT;
     }
     if (g_list_devices) {
-        print_devices();
+        common_print_devices(false);
         return COMMON_ARG_EXIT;
     }
 

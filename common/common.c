@@ -395,6 +395,25 @@ bool set_process_priority(enum ggml_sched_priority prio) {
     return true;
 }
 
+void common_print_devices(bool none_line) {
+    printf("Available devices:\n");
+    int n = 0;
+    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+        ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+        if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
+            continue;
+        }
+        size_t free_b = 0, total_b = 0;
+        ggml_backend_dev_memory(dev, &free_b, &total_b);
+        printf("  %s: %s (%zu MiB, %zu MiB free)\n", ggml_backend_dev_name(dev), ggml_backend_dev_description(dev),
+               total_b / 1024 / 1024, free_b / 1024 / 1024);
+        n++;
+    }
+    if (n == 0 && none_line) {
+        printf("  (none)\n");
+    }
+}
+
 bool parse_cpu_mask(const char * mask, bool * boolmask) {
     const char * s = mask;
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {

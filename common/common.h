@@ -349,6 +349,9 @@ bool common_params_set_str(char ** field, const char * value);
 // llama.cpp's parse_cpu_mask: hex digits (optional 0x), the last digit holds CPUs 0-3; sets the mask's CPUs
 // in boolmask (others keep their value), or leaves it untouched and returns false for a malformed mask
 bool parse_cpu_mask(const char * mask, bool * boolmask);
+// --list-devices: the backend devices other than the CPU with their memory; none_line: "  (none)" when there are
+// none (llama-bench's form)
+void common_print_devices(bool none_line);
 
 // sets the process priority (llama.cpp's set_process_priority); false (warned) when the system refuses
 bool set_process_priority(enum ggml_sched_priority prio);

@@ -262,23 +262,3 @@ void bench_overrides_free(struct bench_overrides * o) {
     free(o->list);
     memset(o, 0, sizeof(*o));
 }
-
-void bench_list_devices(void) {
-    printf("Available devices:\n");
-    int n = 0;
-    for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
-        ggml_backend_dev_t dev = ggml_backend_dev_get(i);
-        if (ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU) {
-            continue;
-        }
-        size_t free_b = 0, total_b = 0;
-        ggml_backend_dev_memory(dev, &free_b, &total_b);
-        printf("  %s: %s (%zu MiB, %zu MiB free)\n", ggml_backend_dev_name(dev), ggml_backend_dev_description(dev),
-               total_b / 1024 / 1024, free_b / 1024 / 1024);
-        n++;
-    }
-    if (n == 0) {
-        printf("  (none)\n");
-    }
-}
-

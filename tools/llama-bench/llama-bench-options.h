@@ -41,7 +41,3 @@ bool bench_parse_overrides(const char * s, size_t len, struct bench_overrides * 
 bool bench_overrides_equal(const struct bench_overrides * a, const struct bench_overrides * b);
 void bench_overrides_str(const struct bench_overrides * o, char * buf, size_t n);
 void bench_overrides_free(struct bench_overrides * o);
-
-// --list-devices: the non-CPU devices, as llama.cpp prints them
-void bench_list_devices(void);
-

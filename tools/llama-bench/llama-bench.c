@@ -548,7 +548,7 @@ static int parse_cmd_params(int argc, char ** argv, struct cmd_params * params) 
         err[0] = '\0';
         // flags without a value
         if (strcmp(arg, "--list-devices") == 0) {
-            bench_list_devices();
+            common_print_devices(true);
             return 1;
         }
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
