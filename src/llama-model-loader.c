@@ -287,7 +287,14 @@ struct llama_model_loader * llama_model_loader_init(
 
     ml->use_mmap = use_mmap;
     if (use_mmap && ml->file_size > 0) {
-        void * addr = mmap(NULL, ml->file_size, PROT_READ, MAP_SHARED, ml->fd, 0);
+        // MAP_POPULATE (as llama.cpp's prefetching mmap): the page tables of the whole file are filled at load.
+        // Without it, tensors read only by get_rows (token_embd) fault on the first use of each row: one
+        // page fault per generated token, and a disk read when the page cache has dropped that part.
+        int flags = MAP_SHARED;
+#ifdef MAP_POPULATE
+        flags |= MAP_POPULATE;
+#endif
+        void * addr = mmap(NULL, ml->file_size, PROT_READ, flags, ml->fd, 0);
         if (addr == MAP_FAILED) {
             LLAMA_LOG_WARN("llama_model_load: mmap of '%s' failed (%s), reading the file instead\n",
                     fname, strerror(errno));
