@@ -161,6 +161,46 @@ static struct ggml_tensor * k_idxs(struct llm_graph * g, bool swa_cache) {
     return *t;
 }
 
+// The attention proper, shared by inference and training: q [hd_k, n_head, n_tokens]; kp the keys [hd_k, n_kv,
+// n_head_kv]; with the flash-attention layout (!v_trans) vp the values [hd_v, n_kv, n_head_kv], with the
+// transposed cache (v_trans, the mul_mat + soft_max path) vp the values [n_kv, hd_v, n_head_kv]. Then the output
+// projection wo (+ bo) when wo is given.
+static struct ggml_tensor * attn_core(struct llm_graph * g, struct ggml_tensor * q, struct ggml_tensor * kp,
+        struct ggml_tensor * vp, bool v_trans, struct ggml_tensor * wo, struct ggml_tensor * bo, float kq_scale,
+        bool is_swa) {
+    struct ggml_context * ctx0 = g->ctx0;
+    const struct llama_hparams * hp = g->hp;
+    const int64_t n_head = q->ne[1];
+    const int64_t hd_v   = v_trans ? vp->ne[1] : vp->ne[0];
+
+    struct ggml_tensor * mask = kq_mask(g, is_swa);              // [n_kv, n_tokens]
+    struct ggml_tensor * qp   = ggml_permute(ctx0, q, 0, 2, 1, 3); // [hd_k, n_tokens, n_head]
+    struct ggml_tensor * cur;
+    if (!v_trans) {
+        cur = ggml_flash_attn_ext(ctx0, qp, kp, vp, mask, kq_scale, 0.0f,
+                hp->use_attn_softcap ? hp->f_attn_logit_softcapping : 0.0f);
+        ggml_flash_attn_ext_set_prec(cur, GGML_PREC_F32);
+    } else {
+        struct ggml_tensor * kq = ggml_mul_mat(ctx0, kp, qp);      // [n_kv, n_tokens, n_head]
+        ggml_mul_mat_set_prec(kq, GGML_PREC_F32);
+        if (hp->use_attn_softcap && hp->f_attn_logit_softcapping > 0.0f) {
+            kq = ggml_scale(ctx0, kq, kq_scale / hp->f_attn_logit_softcapping);
+            kq = ggml_tanh(ctx0, kq);
+            kq = ggml_scale(ctx0, kq, hp->f_attn_logit_softcapping);
+            kq_scale = 1.0f;
+        }
+        kq = ggml_soft_max_ext(ctx0, kq, mask, kq_scale, 0.0f);
+        struct ggml_tensor * kqv = ggml_mul_mat(ctx0, vp, kq);     // [hd_v, n_tokens, n_head]
+        // 3-D cont keeps whole rows per copy (a cont_2d of the permuted view would copy element by element)
+        cur = ggml_cont(ctx0, ggml_permute(ctx0, kqv, 0, 2, 1, 3)); // [hd_v, n_head, n_tokens]
+    }
+    cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, g->n_tokens);
+    if (wo) {
+        cur = llm_graph_lin(g, wo, bo, cur);
+    }
+    return cur;
+}
+
 // Training (llama_opt_epoch): the micro-batch holds positions p0 .. p0+n-1 of one sequence whose earlier tokens
 // sit in cache cells 0 .. p0-1 (written by the previous micro-batches). Inference writes K/V into the cache with
 // set_rows and reads them back, an in-place op the backward pass cannot cross. Here the keys are instead
@@ -171,13 +211,11 @@ static struct ggml_tensor * attn_training(struct llm_graph * g, struct llama_mem
         struct ggml_tensor * q, struct ggml_tensor * k, struct ggml_tensor * v, struct ggml_tensor * wo,
         struct ggml_tensor * bo, float kq_scale, bool is_swa) {
     struct ggml_context * ctx0 = g->ctx0;
-    const struct llama_hparams * hp = g->hp;
     struct ggml_tensor * kc = kv->k[il];
     struct ggml_tensor * vc = kv->v[il];
     const int64_t n      = g->n_tokens;
     const int64_t n_kv   = g->n_kv;
     const int64_t p0     = n_kv - n;
-    const int64_t n_head = q->ne[1];
     const int64_t hd_k = k->ne[0], n_head_kv = k->ne[1], hd_v = v->ne[0];
     const int64_t n_embd_k = hd_k * n_head_kv, n_embd_v = hd_v * n_head_kv;
 
@@ -188,20 +226,14 @@ static struct ggml_tensor * attn_training(struct llm_graph * g, struct llama_mem
     struct ggml_tensor * k_all = ggml_cast(ctx0, ggml_view_2d(ctx0, kc, n_embd_k, n_kv, kc->nb[1], 0), GGML_TYPE_F32);
     k_all = ggml_set_2d(ctx0, k_all, k2, k_all->nb[1], (size_t) p0 * k_all->nb[1]);
     ggml_build_forward_expand(g->gf, ggml_cpy(ctx0, k2, ggml_view_2d(ctx0, kc, n_embd_k, n, kc->nb[1], (size_t) p0 * kc->nb[1])));
-
-    struct ggml_tensor * mask = kq_mask(g, is_swa);                  // [n_kv, n]
-    struct ggml_tensor * qp = ggml_permute(ctx0, q, 0, 2, 1, 3);     // [hd_k, n, n_head]
     struct ggml_tensor * kp = ggml_permute(ctx0, ggml_reshape_3d(ctx0, k_all, hd_k, n_head_kv, n_kv), 0, 2, 1, 3);
-    struct ggml_tensor * cur;
+
+    struct ggml_tensor * vp;
     if (!kv->v_trans) {
         struct ggml_tensor * v_all = ggml_cast(ctx0, ggml_view_2d(ctx0, vc, n_embd_v, n_kv, vc->nb[1], 0), GGML_TYPE_F32);
         v_all = ggml_set_2d(ctx0, v_all, v2, v_all->nb[1], (size_t) p0 * v_all->nb[1]);
         ggml_build_forward_expand(g->gf, ggml_cpy(ctx0, v2, ggml_view_2d(ctx0, vc, n_embd_v, n, vc->nb[1], (size_t) p0 * vc->nb[1])));
-        struct ggml_tensor * vp = ggml_permute(ctx0, ggml_reshape_3d(ctx0, v_all, hd_v, n_head_kv, n_kv), 0, 2, 1, 3);
-        cur = ggml_flash_attn_ext(ctx0, qp, kp, vp, mask, kq_scale, 0.0f,
-                hp->use_attn_softcap ? hp->f_attn_logit_softcapping : 0.0f);
-        ggml_flash_attn_ext_set_prec(cur, GGML_PREC_F32);
-        cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, n);
+        vp = ggml_permute(ctx0, ggml_reshape_3d(ctx0, v_all, hd_v, n_head_kv, n_kv), 0, 2, 1, 3);
     } else {
         // the transposed cache: channels along ne1, cells along ne0
         struct ggml_tensor * vt2   = ggml_cont(ctx0, ggml_transpose(ctx0, v2)); // [n, n_embd_v]
@@ -209,24 +241,11 @@ static struct ggml_tensor * attn_training(struct llm_graph * g, struct llama_mem
         v_all = ggml_set_2d(ctx0, v_all, vt2, v_all->nb[1], (size_t) p0 * ggml_element_size(v_all));
         ggml_build_forward_expand(g->gf, ggml_cpy(ctx0, vt2, ggml_view_2d(ctx0, vc, n, n_embd_v, vc->nb[1],
                                                                         (size_t) p0 * ggml_element_size(vc))));
-        struct ggml_tensor * kq = ggml_mul_mat(ctx0, ggml_cont(ctx0, kp), qp); // [n_kv, n, n_head]
-        ggml_mul_mat_set_prec(kq, GGML_PREC_F32);
-        if (hp->use_attn_softcap && hp->f_attn_logit_softcapping > 0.0f) {
-            kq = ggml_scale(ctx0, kq, kq_scale / hp->f_attn_logit_softcapping);
-            kq = ggml_tanh(ctx0, kq);
-            kq = ggml_scale(ctx0, kq, hp->f_attn_logit_softcapping);
-            kq_scale = 1.0f;
-        }
-        kq = ggml_soft_max_ext(ctx0, kq, mask, kq_scale, 0.0f);
-        struct ggml_tensor * vt  = ggml_reshape_3d(ctx0, v_all, n_kv, hd_v, n_head_kv); // [n_kv, hd_v, n_head_kv]
-        struct ggml_tensor * kqv = ggml_mul_mat(ctx0, vt, kq);                         // [hd_v, n, n_head]
-        cur = ggml_cont(ctx0, ggml_permute(ctx0, kqv, 0, 2, 1, 3));                    // [hd_v, n_head, n]
-        cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, n);
+        vp = ggml_reshape_3d(ctx0, v_all, n_kv, hd_v, n_head_kv); // [n_kv, hd_v, n_head_kv]
+        // the mul_mat path of training has always read the keys from a contiguous copy (kept: same graph as before)
+        kp = ggml_cont(ctx0, kp);
     }
-    if (wo) {
-        cur = llm_graph_lin(g, wo, bo, cur);
-    }
-    return cur;
+    return attn_core(g, q, kp, vp, kv->v_trans, wo, bo, kq_scale, is_swa);
 }
 
 struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct ggml_tensor * q,
@@ -239,7 +258,6 @@ struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct gg
     const bool in_swa_cache = is_swa && g->kv->swa;
     struct llama_memory_i * kv = in_swa_cache ? g->kv->swa : g->kv;
     const uint32_t n_kv = in_swa_cache ? g->n_kv_swa : g->n_kv;
-    const uint32_t n_head    = llama_hparams_n_head(hp, il);
     const uint32_t n_head_kv = llama_hparams_n_head_kv(hp, il);
     const uint32_t hd_k      = hp->n_embd_head_k;
     const uint32_t hd_v      = hp->n_embd_head_v;
@@ -276,41 +294,17 @@ struct ggml_tensor * llm_graph_attn(struct llm_graph * g, uint32_t il, struct gg
     // read back through the set_rows results so the reads are ordered after the writes
     struct ggml_tensor * kview = ggml_view_3d(ctx0, kc_w, hd_k, n_head_kv, n_kv,
             ggml_row_size(kc->type, hd_k), kc->nb[1], 0);
-
-    struct ggml_tensor * mask = kq_mask(g, is_swa);
-    struct ggml_tensor * qp = ggml_permute(ctx0, q, 0, 2, 1, 3);     // [hd_k, n_tokens, n_head]
     struct ggml_tensor * kp = ggml_permute(ctx0, kview, 0, 2, 1, 3); // [hd_k, n_kv, n_head_kv]
-    struct ggml_tensor * cur;
+    struct ggml_tensor * vp;
     if (!kv->v_trans) {
         struct ggml_tensor * vview = ggml_view_3d(ctx0, vc_w, hd_v, n_head_kv, n_kv,
                 ggml_row_size(vc->type, hd_v), vc->nb[1], 0);
-        struct ggml_tensor * vp = ggml_permute(ctx0, vview, 0, 2, 1, 3);
-        cur = ggml_flash_attn_ext(ctx0, qp, kp, vp, mask, kq_scale, 0.0f,
-                hp->use_attn_softcap ? hp->f_attn_logit_softcapping : 0.0f);
-        ggml_flash_attn_ext_set_prec(cur, GGML_PREC_F32);
-        cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, g->n_tokens);
+        vp = ggml_permute(ctx0, vview, 0, 2, 1, 3);                   // [hd_v, n_kv, n_head_kv]
     } else {
-        struct ggml_tensor * kq = ggml_mul_mat(ctx0, kp, qp);        // [n_kv, n_tokens, n_head]
-        ggml_mul_mat_set_prec(kq, GGML_PREC_F32);
-        if (hp->use_attn_softcap && hp->f_attn_logit_softcapping > 0.0f) {
-            kq = ggml_scale(ctx0, kq, kq_scale / hp->f_attn_logit_softcapping);
-            kq = ggml_tanh(ctx0, kq);
-            kq = ggml_scale(ctx0, kq, hp->f_attn_logit_softcapping);
-            kq_scale = 1.0f;
-        }
-        kq = ggml_soft_max_ext(ctx0, kq, mask, kq_scale, 0.0f);
         // the transposed cache already has the cells along ne0: [n_kv, hd_v, n_head_kv], read in place
-        struct ggml_tensor * vt = ggml_view_3d(ctx0, vc_w, n_kv, hd_v, n_head_kv,
-                vc->nb[1], (size_t) hd_v * vc->nb[1], 0);
-        struct ggml_tensor * kqv = ggml_mul_mat(ctx0, vt, kq);       // [hd_v, n_tokens, n_head]
-        // 3-D cont keeps whole rows per copy (a cont_2d of the permuted view would copy element by element)
-        cur = ggml_cont(ctx0, ggml_permute(ctx0, kqv, 0, 2, 1, 3)); // [hd_v, n_head, n_tokens]
-        cur = ggml_reshape_2d(ctx0, cur, hd_v * n_head, g->n_tokens);
+        vp = ggml_view_3d(ctx0, vc_w, n_kv, hd_v, n_head_kv, vc->nb[1], (size_t) hd_v * vc->nb[1], 0);
     }
-    if (wo) {
-        cur = llm_graph_lin(g, wo, bo, cur);
-    }
-    return cur;
+    return attn_core(g, q, kp, vp, kv->v_trans, wo, bo, kq_scale, is_swa);
 }
 
 static struct ggml_tensor * glu_split(struct llm_graph * g, struct ggml_tensor * gate, struct ggml_tensor * up,

@@ -105,47 +105,48 @@ void ggml_opt_dataset_shuffle(ggml_opt_context_t opt_ctx, ggml_opt_dataset_t dat
     }
 }
 
-void ggml_opt_dataset_get_batch(ggml_opt_dataset_t dataset, struct ggml_tensor * data_batch, struct ggml_tensor * labels_batch,
-                                int64_t ibatch) {
-    GGML_ASSERT(data_batch && ggml_is_contiguous(data_batch));
-    GGML_ASSERT(!labels_batch || ggml_is_contiguous(labels_batch));
-    GGML_ASSERT((labels_batch == NULL) == (dataset->labels == NULL) && "labels batch given iff the dataset has labels");
-    GGML_ASSERT(data_batch->type == dataset->data->type);
-    GGML_ASSERT(!labels_batch || labels_batch->type == dataset->labels->type);
+// copies size bytes from host memory src into a batch at byte offset offs: a backend tensor, or host memory
+static void write_batch(void * batch, bool host, size_t offs, const void * src, size_t size) {
+    if (host) {
+        memcpy((char *) batch + offs, src, size);
+    } else {
+        ggml_backend_tensor_set((struct ggml_tensor *) batch, src, offs, size);
+    }
+}
 
-    const size_t nb_data_batch = ggml_nbytes(data_batch);
+// the batch ibatch of nb_data_batch bytes of data, shard by shard through the permutation; nb_labels_batch is the
+// size of the labels batch where known (0: not checked)
+static void get_batch(ggml_opt_dataset_t dataset, void * data_batch, size_t nb_data_batch, void * labels_batch,
+                      size_t nb_labels_batch, int64_t ibatch, bool host) {
+    GGML_ASSERT((labels_batch == NULL) == (dataset->labels == NULL) && "labels batch given iff the dataset has labels");
     GGML_ASSERT(nb_data_batch % dataset->nbs_data == 0);
     const int64_t shards_per_batch = (int64_t) (nb_data_batch / dataset->nbs_data);
-    if (labels_batch) {
-        GGML_ASSERT(ggml_nbytes(labels_batch) == (size_t) shards_per_batch * dataset->nbs_labels);
-    }
+    GGML_ASSERT((nb_labels_batch == 0 || nb_labels_batch == (size_t) shards_per_batch * dataset->nbs_labels) &&
+                "labels batch size does not match the data batch");
     GGML_ASSERT(ibatch >= 0 && (ibatch + 1) * shards_per_batch <= dataset->nshards && "batch index out of range");
 
     for (int64_t is = 0; is < shards_per_batch; is++) {
         const int64_t ishard = dataset->permutation[ibatch * shards_per_batch + is];
-        const char *  src    = (const char *) dataset->data->data + (size_t) ishard * dataset->nbs_data;
-        ggml_backend_tensor_set(data_batch, src, (size_t) is * dataset->nbs_data, dataset->nbs_data);
+        write_batch(data_batch, host, (size_t) is * dataset->nbs_data,
+                    (const char *) dataset->data->data + (size_t) ishard * dataset->nbs_data, dataset->nbs_data);
         if (labels_batch) {
-            const char * lsrc = (const char *) dataset->labels->data + (size_t) ishard * dataset->nbs_labels;
-            ggml_backend_tensor_set(labels_batch, lsrc, (size_t) is * dataset->nbs_labels, dataset->nbs_labels);
+            write_batch(labels_batch, host, (size_t) is * dataset->nbs_labels,
+                        (const char *) dataset->labels->data + (size_t) ishard * dataset->nbs_labels, dataset->nbs_labels);
         }
     }
 }
 
+void ggml_opt_dataset_get_batch(ggml_opt_dataset_t dataset, struct ggml_tensor * data_batch, struct ggml_tensor * labels_batch,
+                                int64_t ibatch) {
+    GGML_ASSERT(data_batch && ggml_is_contiguous(data_batch));
+    GGML_ASSERT(!labels_batch || ggml_is_contiguous(labels_batch));
+    GGML_ASSERT(data_batch->type == dataset->data->type);
+    GGML_ASSERT(!labels_batch || !dataset->labels || labels_batch->type == dataset->labels->type);
+    get_batch(dataset, data_batch, ggml_nbytes(data_batch), labels_batch, labels_batch ? ggml_nbytes(labels_batch) : 0,
+              ibatch, false);
+}
+
 void ggml_opt_dataset_get_batch_host(ggml_opt_dataset_t dataset, void * data_batch, size_t nb_data_batch, void * labels_batch,
                                      int64_t ibatch) {
-    GGML_ASSERT((labels_batch == NULL) == (dataset->labels == NULL) && "labels batch given iff the dataset has labels");
-    GGML_ASSERT(nb_data_batch % dataset->nbs_data == 0);
-    const int64_t shards_per_batch = (int64_t) (nb_data_batch / dataset->nbs_data);
-    GGML_ASSERT(ibatch >= 0 && (ibatch + 1) * shards_per_batch <= dataset->nshards && "batch index out of range");
-
-    for (int64_t is = 0; is < shards_per_batch; is++) {
-        const int64_t ishard = dataset->permutation[ibatch * shards_per_batch + is];
-        memcpy((char *) data_batch + (size_t) is * dataset->nbs_data,
-               (const char *) dataset->data->data + (size_t) ishard * dataset->nbs_data, dataset->nbs_data);
-        if (labels_batch) {
-            memcpy((char *) labels_batch + (size_t) is * dataset->nbs_labels,
-                   (const char *) dataset->labels->data + (size_t) ishard * dataset->nbs_labels, dataset->nbs_labels);
-        }
-    }
+    get_batch(dataset, data_batch, nb_data_batch, labels_batch, 0, ibatch, true);
 }

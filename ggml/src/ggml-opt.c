@@ -311,6 +311,29 @@ static void make_persistent_tensors(ggml_opt_context_t opt_ctx, bool accumulate,
     }
 }
 
+// the optimizer step parameters (F32 [n]): a small CPU tensor in its own buffer, made on the first build of the
+// optimizer graph and kept by the later (non-static) rebuilds; remade only if n changes. set_step_params writes it
+// before every step.
+static struct ggml_tensor * get_step_params(ggml_opt_context_t opt_ctx, int64_t n) {
+    if (opt_ctx->opt_step_params != NULL && opt_ctx->opt_step_params->ne[0] == n) {
+        return opt_ctx->opt_step_params;
+    }
+    if (opt_ctx->buf_cpu) {
+        ggml_backend_buffer_free(opt_ctx->buf_cpu);
+        opt_ctx->buf_cpu = NULL;
+    }
+    ggml_free(opt_ctx->ctx_cpu);
+    struct ggml_init_params ip = { ggml_tensor_overhead(), NULL, true };
+    opt_ctx->ctx_cpu = ggml_init(ip);
+    GGML_ASSERT(opt_ctx->ctx_cpu != NULL);
+    opt_ctx->opt_step_params = ggml_new_tensor_1d(opt_ctx->ctx_cpu, GGML_TYPE_F32, n);
+    ggml_set_input(opt_ctx->opt_step_params);
+    ggml_format_name(opt_ctx->opt_step_params, "%s_params", ggml_opt_optimizer_name(opt_ctx->optimizer));
+    opt_ctx->buf_cpu = ggml_backend_alloc_ctx_tensors_from_buft(opt_ctx->ctx_cpu, ggml_backend_cpu_buffer_type());
+    GGML_ASSERT(opt_ctx->buf_cpu != NULL);
+    return opt_ctx->opt_step_params;
+}
+
 static void ggml_opt_build(ggml_opt_context_t opt_ctx) {
     GGML_ASSERT(opt_ctx->ctx_compute && "no compute context: use static graphs or ggml_opt_prepare_alloc");
     GGML_ASSERT((!opt_ctx->static_graphs || opt_ctx->inputs->data) && "static graphs need statically allocated inputs");
@@ -338,18 +361,6 @@ static void ggml_opt_build(ggml_opt_context_t opt_ctx) {
         opt_ctx->ctx_static = ggml_init(ip);
         GGML_ASSERT(opt_ctx->ctx_static != NULL);
     }
-
-    // the optimizer step parameters: a small CPU tensor, remade with every build
-    ggml_free(opt_ctx->ctx_cpu);
-    {
-        struct ggml_init_params ip = { ggml_tensor_overhead(), NULL, true };
-        opt_ctx->ctx_cpu = ggml_init(ip);
-    }
-    if (opt_ctx->buf_cpu) {
-        ggml_backend_buffer_free(opt_ctx->buf_cpu);
-        opt_ctx->buf_cpu = NULL;
-    }
-    opt_ctx->opt_step_params = NULL;
 
     struct ggml_context * ctx_results = opt_ctx->static_graphs ? opt_ctx->ctx_static : opt_ctx->ctx_compute;
     build_loss(opt_ctx, ctx_results);
@@ -385,9 +396,7 @@ static void ggml_opt_build(ggml_opt_context_t opt_ctx) {
     // gb_opt: gb_grad, then one optimizer step per parameter (in reverse order, as the gradients appear)
     opt_ctx->gb_opt = ggml_graph_dup(opt_ctx->ctx_compute, opt_ctx->gb_grad, true);
     GGML_ASSERT(opt_ctx->gb_opt != NULL && "ggml_opt: no room for the optimizer graph in ctx_compute");
-    opt_ctx->opt_step_params = ggml_new_tensor_1d(opt_ctx->ctx_cpu, GGML_TYPE_F32, need_momenta ? 7 : 2);
-    ggml_set_input(opt_ctx->opt_step_params);
-    ggml_format_name(opt_ctx->opt_step_params, "%s_params", ggml_opt_optimizer_name(opt_ctx->optimizer));
+    struct ggml_tensor * step_params = get_step_params(opt_ctx, need_momenta ? 7 : 2);
     for (int i = opt_ctx->gf->n_nodes - 1; i >= 0; i--) {
         struct ggml_tensor * node = opt_ctx->gb_opt->nodes[i];
         struct ggml_tensor * grad = ggml_graph_get_grad(opt_ctx->gb_opt, node);
@@ -397,9 +406,9 @@ static void ggml_opt_build(ggml_opt_context_t opt_ctx) {
         struct ggml_tensor * step;
         if (opt_ctx->optimizer == GGML_OPT_OPTIMIZER_TYPE_ADAMW) {
             step = ggml_opt_step_adamw(opt_ctx->ctx_compute, node, grad, opt_ctx->grad_m[i], opt_ctx->grad_v[i],
-                                       opt_ctx->opt_step_params);
+                                       step_params);
         } else {
-            step = ggml_opt_step_sgd(opt_ctx->ctx_compute, node, grad, opt_ctx->opt_step_params);
+            step = ggml_opt_step_sgd(opt_ctx->ctx_compute, node, grad, step_params);
         }
         ggml_format_name(step, "%s step for %s", ggml_opt_optimizer_name(opt_ctx->optimizer), node->name);
         ggml_build_forward_expand(opt_ctx->gb_opt, step);
@@ -408,8 +417,6 @@ static void ggml_opt_build(ggml_opt_context_t opt_ctx) {
     if (opt_ctx->buf_static == NULL) {
         alloc_static(opt_ctx);
     }
-    opt_ctx->buf_cpu = ggml_backend_alloc_ctx_tensors_from_buft(opt_ctx->ctx_cpu, ggml_backend_cpu_buffer_type());
-    GGML_ASSERT(opt_ctx->buf_cpu != NULL);
 }
 
 // ====== context ======
