@@ -128,70 +128,253 @@ void llama_model_loader_free(struct llama_model_loader * ml) {
     if (!ml) {
         return;
     }
-    if (ml->mapping) {
-        if (ml->mlocked) {
-            munlock(ml->mapping, ml->file_size);
+    for (int i = 0; i < ml->n_files; i++) {
+        struct llama_model_file * f = &ml->files[i];
+        if (f->mapping) {
+            if (f->mlocked) {
+                munlock(f->mapping, f->size);
+            }
+            munmap(f->mapping, f->size);
         }
-        munmap(ml->mapping, ml->file_size);
+        if (f->fd >= 0) {
+            close(f->fd);
+        }
+        gguf_free(f->meta);
+        if (f->ctx_meta) {
+            ggml_free(f->ctx_meta);
+        }
+        free(f->fname);
     }
-    if (ml->fd >= 0) {
-        close(ml->fd);
-    }
-    gguf_free(ml->meta);
-    if (ml->ctx_meta) {
-        ggml_free(ml->ctx_meta);
-    }
+    free(ml->files);
     free(ml->weights);
-    free(ml->fname);
     free(ml);
 }
 
-struct llama_model_loader * llama_model_loader_init(
-        const char * fname,
+// opens path as file n_files of the model (a regular file; size taken); false (logged) on error
+static bool open_model_file(struct llama_model_loader * ml, const char * path) {
+    struct llama_model_file * f = &ml->files[ml->n_files];
+    f->fd    = -1;
+    f->fname = strdup(path);
+    if (!f->fname) {
+        LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
+        return false;
+    }
+    ml->n_files++;
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0) {
+        LLAMA_LOG_ERROR("llama_model_load: failed to open '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        LLAMA_LOG_ERROR("llama_model_load: '%s' is not a regular file\n", path);
+        return false;
+    }
+    f->size = (size_t) st.st_size;
+    struct gguf_init_params gp = { .no_alloc = true, .ctx = &f->ctx_meta };
+    f->meta = gguf_init_from_file(path, gp);
+    // gguf_init_from_file has logged the line that names the malformed field
+    return f->meta != NULL && f->ctx_meta != NULL;
+}
+
+// an integer key of any GGUF integer type that fits in int64; false if absent or not an integer
+static bool get_int_key(const struct gguf_context * meta, const char * key, int64_t * out) {
+    const int64_t kid = gguf_find_key(meta, key);
+    if (kid < 0) {
+        return false;
+    }
+    bool big = false;
+    uint64_t u = 0;
+    return gguf_int_at(gguf_get_kv_type(meta, kid), gguf_get_val_data(meta, kid), out, &big, &u) && !big;
+}
+
+// Split models ("<name>-00001-of-00003.gguf", written by llama-gguf-split) keep all the metadata and some of
+// the tensors in the first file and the other tensors in the rest. Opens files 2..n (paths: the caller's list,
+// or derived from the first file's name) and checks that each is the split it should be.
+static bool open_splits(struct llama_model_loader * ml, const char ** paths, size_t n_paths) {
+    int64_t n_split = 0;
+    if (!get_int_key(ml->meta, "split.count", &n_split) || n_split <= 1) {
+        if (n_paths > 1) {
+            LLAMA_LOG_ERROR("llama_model_load: %zu files given but '%s' is not split (no split.count > 1)\n",
+                    n_paths, ml->fname);
+            return false;
+        }
+        return true;
+    }
+    int64_t idx = 0;
+    if (n_split > UINT16_MAX || (get_int_key(ml->meta, "split.no", &idx) && idx != 0)) {
+        LLAMA_LOG_ERROR("llama_model_load: illegal split file idx: %" PRId64 " (file: %s), model must be loaded "
+                "with the first split\n", idx, ml->fname);
+        return false;
+    }
+    if (n_paths > 1 && (int64_t) n_paths != n_split) {
+        LLAMA_LOG_ERROR("llama_model_load: invalid split count, given: %zu splits, but expected %" PRId64 "\n",
+                n_paths, n_split);
+        return false;
+    }
+    char prefix[4096];
+    if (n_paths <= 1 && llama_split_prefix(prefix, sizeof(prefix), ml->fname, 0, (int) n_split) == 0) {
+        LLAMA_LOG_ERROR("llama_model_load: invalid split file name: %s (a model split into %" PRId64 " files is "
+                "loaded from <prefix>-00001-of-%05" PRId64 ".gguf)\n", ml->fname, n_split, n_split);
+        return false;
+    }
+    struct llama_model_file * files = realloc(ml->files, (size_t) n_split * sizeof(*files));
+    if (!files) {
+        LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
+        return false;
+    }
+    ml->files = files;
+    memset(files + 1, 0, (size_t) (n_split - 1) * sizeof(*files));
+    for (int64_t i = 1; i < n_split; i++) {
+        char path[4096 + 32];
+        if (n_paths > 1) {
+            snprintf(path, sizeof(path), "%s", paths[i]);
+        } else {
+            llama_split_path(path, sizeof(path), prefix, (int) i, (int) n_split);
+        }
+        if (!open_model_file(ml, path)) {
+            LLAMA_LOG_ERROR("llama_model_load: failed to load GGUF split %" PRId64 " of %" PRId64 " from %s\n",
+                    i + 1, n_split, path);
+            return false;
+        }
+        int64_t no = -1;
+        if (!get_int_key(ml->files[i].meta, "split.no", &no) || no != i) {
+            LLAMA_LOG_ERROR("llama_model_load: invalid split file idx: %" PRId64 " (file: %s), expected %" PRId64 "\n",
+                    no, path, i);
+            return false;
+        }
+    }
+    LLAMA_LOG_INFO("llama_model_loader: additional %" PRId64 " GGUFs metadata loaded.\n", n_split - 1);
+    return true;
+}
+
+// the tensor index of every file; false (logged) when a tensor lies outside its file or a name repeats
+static bool index_tensors(struct llama_model_loader * ml, int * n_type) {
+    int64_t n = 0;
+    for (int fi = 0; fi < ml->n_files; fi++) {
+        n += gguf_get_n_tensors(ml->files[fi].meta);
+    }
+    if (n > 0) {
+        ml->weights = calloc((size_t) n, sizeof(*ml->weights));
+        if (!ml->weights) {
+            LLAMA_LOG_ERROR("llama_model_load: out of memory for %" PRId64 " tensors\n", n);
+            return false;
+        }
+    }
+    for (int fi = 0; fi < ml->n_files; fi++) {
+        const struct llama_model_file * f = &ml->files[fi];
+        const size_t data_offset = gguf_get_data_offset(f->meta);
+        for (int64_t i = 0; i < gguf_get_n_tensors(f->meta); i++) {
+            const char * name = gguf_get_tensor_name(f->meta, i);
+            if (ml->n_files > 1 && llama_ml_get_weight(ml, name)) {
+                LLAMA_LOG_ERROR("llama_model_load: invalid model: tensor '%s' is duplicated (in '%s')\n", name, f->fname);
+                return false;
+            }
+            struct llama_tensor_weight * w = &ml->weights[ml->n_weights];
+            w->idx  = (uint16_t) fi;
+            w->meta = ggml_get_tensor(f->ctx_meta, name);
+            w->size = gguf_get_tensor_size(f->meta, i);
+            size_t end;
+            if (!w->meta ||
+                ggml_add_overflow_size(data_offset, gguf_get_tensor_offset(f->meta, i), &w->offs) ||
+                ggml_add_overflow_size(w->offs, w->size, &end) || end > f->size) {
+                LLAMA_LOG_ERROR("llama_model_load: tensor '%s' data is not within the file bounds of '%s' "
+                        "(%zu bytes): the file is corrupted or incomplete\n", name, f->fname, f->size);
+                return false;
+            }
+            ml->n_weights++;
+            ml->n_elements += (uint64_t) ggml_nelements(w->meta);
+            ml->n_bytes    += w->size;
+            if ((int) w->meta->type >= 0 && w->meta->type < GGML_TYPE_COUNT) {
+                n_type[w->meta->type]++;
+            }
+        }
+    }
+    int64_t n_expected = 0;
+    if (ml->n_files > 1 && get_int_key(ml->meta, "split.tensors.count", &n_expected) && n_expected != ml->n_weights) {
+        LLAMA_LOG_ERROR("llama_model_load: corrupted model: %" PRId64 " tensors expected but %" PRId64 " found\n",
+                n_expected, ml->n_weights);
+        return false;
+    }
+    return true;
+}
+
+// maps every file (use_mmap); a failure falls back to reading them all
+static void map_files(struct llama_model_loader * ml) {
+    for (int fi = 0; fi < ml->n_files && ml->use_mmap; fi++) {
+        struct llama_model_file * f = &ml->files[fi];
+        if (f->size == 0) {
+            continue;
+        }
+        // MAP_POPULATE (as llama.cpp's prefetching mmap): the page tables of the whole file are filled at load.
+        // Without it, tensors read only by get_rows (token_embd) fault on the first use of each row: one
+        // page fault per generated token, and a disk read when the page cache has dropped that part.
+        int flags = MAP_SHARED;
+#ifdef MAP_POPULATE
+        flags |= MAP_POPULATE;
+#endif
+        void * addr = mmap(NULL, f->size, PROT_READ, flags, f->fd, 0);
+        if (addr == MAP_FAILED) {
+            LLAMA_LOG_WARN("llama_model_load: mmap of '%s' failed (%s), reading the file instead\n",
+                    f->fname, strerror(errno));
+            ml->use_mmap = false;
+        } else {
+            f->mapping = addr;
+            posix_madvise(addr, f->size, POSIX_MADV_WILLNEED);
+        }
+    }
+    if (!ml->use_mmap) {
+        for (int fi = 0; fi < ml->n_files; fi++) {
+            struct llama_model_file * f = &ml->files[fi];
+            if (f->mapping) {
+                munmap(f->mapping, f->size);
+                f->mapping = NULL;
+            }
+        }
+    }
+}
+
+struct llama_model_loader * llama_model_loader_init_splits(
+        const char ** paths,
+        size_t n_paths,
         bool use_mmap,
         bool check_tensors,
         const struct llama_model_kv_override * kv_overrides) {
-    if (!fname) {
+    if (!paths || n_paths == 0 || !paths[0]) {
         LLAMA_LOG_ERROR("llama_model_load: model path is NULL\n");
         return NULL;
     }
+    for (size_t i = 1; i < n_paths; i++) {
+        if (!paths[i]) {
+            LLAMA_LOG_ERROR("llama_model_load: split path %zu is NULL\n", i + 1);
+            return NULL;
+        }
+    }
+    const char * fname = paths[0];
 
     struct llama_model_loader * ml = calloc(1, sizeof(*ml));
     if (!ml) {
         LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
         return NULL;
     }
-    ml->fd            = -1;
     ml->check_tensors = check_tensors;
     ml->kv_overrides  = kv_overrides;
     ml->arch          = LLM_ARCH_UNKNOWN;
-    ml->fname         = strdup(fname);
-    if (!ml->fname) {
+    ml->files         = calloc(1, sizeof(*ml->files));
+    if (!ml->files) {
         LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
         goto fail;
     }
-
-    ml->fd = open(fname, O_RDONLY | O_CLOEXEC);
-    if (ml->fd < 0) {
-        LLAMA_LOG_ERROR("llama_model_load: failed to open '%s': %s\n", fname, strerror(errno));
+    if (!open_model_file(ml, fname)) {
         goto fail;
     }
-    struct stat st;
-    if (fstat(ml->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        LLAMA_LOG_ERROR("llama_model_load: '%s' is not a regular file\n", fname);
-        goto fail;
-    }
-    ml->file_size = (size_t) st.st_size;
-
-    {
-        struct gguf_init_params gp = { .no_alloc = true, .ctx = &ml->ctx_meta };
-        ml->meta = gguf_init_from_file(fname, gp);
-    }
-    if (!ml->meta || !ml->ctx_meta) {
-        // gguf_init_from_file has logged the line that names the malformed field
-        goto fail;
-    }
+    ml->fname    = ml->files[0].fname;
+    ml->meta     = ml->files[0].meta;
+    ml->ctx_meta = ml->files[0].ctx_meta;
     ml->fver = gguf_get_version(ml->meta);
+    if (!open_splits(ml, paths, n_paths)) {
+        goto fail;
+    }
 
     // architecture
     {
@@ -214,55 +397,10 @@ struct llama_model_loader * llama_model_loader_init(
         }
     }
 
-    // split models ("<name>-00001-of-00003.gguf") keep their tensors in several files
     {
-        const int64_t kid = gguf_find_key(ml->meta, "split.count");
-        if (kid >= 0) {
-            int64_t n_split = 0;
-            bool big = false;
-            uint64_t u = 0;
-            const enum gguf_type t = gguf_get_kv_type(ml->meta, kid);
-            if (t == GGUF_TYPE_UINT16 || t == GGUF_TYPE_UINT32 || t == GGUF_TYPE_INT32) {
-                gguf_int_at(t, gguf_get_val_data(ml->meta, kid), &n_split, &big, &u);
-            }
-            if (n_split > 1) {
-                LLAMA_LOG_ERROR("llama_model_load: '%s' is part 1 of a model split into %" PRId64 " files; "
-                        "loading split models is not supported\n", fname, n_split);
-                goto fail;
-            }
-        }
-    }
-
-    // tensor index
-    ml->n_weights = gguf_get_n_tensors(ml->meta);
-    if (ml->n_weights > 0) {
-        ml->weights = calloc((size_t) ml->n_weights, sizeof(*ml->weights));
-        if (!ml->weights) {
-            LLAMA_LOG_ERROR("llama_model_load: out of memory for %" PRId64 " tensors\n", ml->n_weights);
-            goto fail;
-        }
-    }
-    {
-        const size_t data_offset = gguf_get_data_offset(ml->meta);
         int n_type[GGML_TYPE_COUNT] = {0};
-        for (int64_t i = 0; i < ml->n_weights; i++) {
-            const char * name = gguf_get_tensor_name(ml->meta, i);
-            struct llama_tensor_weight * w = &ml->weights[i];
-            w->meta = ggml_get_tensor(ml->ctx_meta, name);
-            w->size = gguf_get_tensor_size(ml->meta, i);
-            size_t end;
-            if (!w->meta ||
-                ggml_add_overflow_size(data_offset, gguf_get_tensor_offset(ml->meta, i), &w->offs) ||
-                ggml_add_overflow_size(w->offs, w->size, &end) || end > ml->file_size) {
-                LLAMA_LOG_ERROR("llama_model_load: tensor '%s' data is not within the file bounds of '%s' "
-                        "(%zu bytes): the file is corrupted or incomplete\n", name, fname, ml->file_size);
-                goto fail;
-            }
-            ml->n_elements += (uint64_t) ggml_nelements(w->meta);
-            ml->n_bytes    += w->size;
-            if ((int) w->meta->type >= 0 && w->meta->type < GGML_TYPE_COUNT) {
-                n_type[w->meta->type]++;
-            }
+        if (!index_tensors(ml, n_type)) {
+            goto fail;
         }
 
         const int64_t kid = gguf_find_key(ml->meta, "general.file_type");
@@ -286,26 +424,7 @@ struct llama_model_loader * llama_model_loader_init(
     }
 
     ml->use_mmap = use_mmap;
-    if (use_mmap && ml->file_size > 0) {
-        // MAP_POPULATE (as llama.cpp's prefetching mmap): the page tables of the whole file are filled at load.
-        // Without it, tensors read only by get_rows (token_embd) fault on the first use of each row: one
-        // page fault per generated token, and a disk read when the page cache has dropped that part.
-        int flags = MAP_SHARED;
-#ifdef MAP_POPULATE
-        flags |= MAP_POPULATE;
-#endif
-        void * addr = mmap(NULL, ml->file_size, PROT_READ, flags, ml->fd, 0);
-        if (addr == MAP_FAILED) {
-            LLAMA_LOG_WARN("llama_model_load: mmap of '%s' failed (%s), reading the file instead\n",
-                    fname, strerror(errno));
-            ml->use_mmap = false;
-        } else {
-            ml->mapping = addr;
-            posix_madvise(addr, ml->file_size, POSIX_MADV_WILLNEED);
-        }
-    } else {
-        ml->use_mmap = false;
-    }
+    map_files(ml);
 
     LLAMA_LOG_INFO("llama_model_loader: loaded meta data with %" PRId64 " key-value pairs and %" PRId64
             " tensors from %s (version GGUF V%u)\n", gguf_get_n_kv(ml->meta), ml->n_weights, fname, ml->fver);
@@ -314,6 +433,14 @@ struct llama_model_loader * llama_model_loader_init(
 fail:
     llama_model_loader_free(ml);
     return NULL;
+}
+
+struct llama_model_loader * llama_model_loader_init(
+        const char * fname,
+        bool use_mmap,
+        bool check_tensors,
+        const struct llama_model_kv_override * kv_overrides) {
+    return llama_model_loader_init_splits(&fname, 1, use_mmap, check_tensors, kv_overrides);
 }
 
 // ---- metadata ----------------------------------------------------------------------------------------------
@@ -852,57 +979,72 @@ bool llama_ml_load_all_data(
         plain_total += t->buffer == NULL ? ggml_nbytes(t) : 0;
     }
 
-    ggml_backend_buffer_t buf = NULL;
-    if (ml->use_mmap) {
-        buf = ggml_backend_cpu_buffer_from_ptr(ml->mapping, ml->file_size);
-        if (!buf) {
-            LLAMA_LOG_ERROR("llama_model_load: failed to create a buffer over the mapping of '%s'\n", ml->fname);
-            if (xbuf) {
-                ggml_backend_buffer_free(xbuf);
-            }
-            return false;
+    // buffers: with mmap one over each file's mapping (the plain tensors are placed in them below), else one
+    // allocated for the plain tensors; then the extra (repacked) buffer
+    ggml_backend_buffer_t * parts = calloc((size_t) ml->n_files + 1, sizeof(*parts));
+    if (!parts) {
+        LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
+        if (xbuf) {
+            ggml_backend_buffer_free(xbuf);
         }
-        if (use_mlock) {
-            if (mlock(ml->mapping, ml->file_size) == 0) {
-                ml->mlocked = true;
-            } else {
-                LLAMA_LOG_WARN("llama_model_load: mlock of %zu bytes failed: %s\n", ml->file_size, strerror(errno));
+        return false;
+    }
+    int n_parts = 0;
+    bool ok = true;
+    if (ml->use_mmap) {
+        for (int fi = 0; fi < ml->n_files && ok; fi++) {
+            struct llama_model_file * f = &ml->files[fi];
+            parts[n_parts] = ggml_backend_cpu_buffer_from_ptr(f->mapping, f->size);
+            if (!parts[n_parts]) {
+                LLAMA_LOG_ERROR("llama_model_load: failed to create a buffer over the mapping of '%s'\n", f->fname);
+                ok = false;
+                break;
+            }
+            n_parts++;
+            if (use_mlock) {
+                if (mlock(f->mapping, f->size) == 0) {
+                    f->mlocked = true;
+                } else {
+                    LLAMA_LOG_WARN("llama_model_load: mlock of %zu bytes failed: %s\n", f->size, strerror(errno));
+                }
             }
         }
     } else if (plain_total > 0) {
-        buf = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
-        if (!buf) {
-            if (xbuf) {
-                ggml_backend_buffer_free(xbuf);
-            }
+        parts[n_parts] = ggml_backend_alloc_ctx_tensors_from_buft(ctx, ggml_backend_cpu_buffer_type());
+        if (!parts[n_parts]) {
             LLAMA_LOG_ERROR("llama_model_load: failed to allocate a %zu-byte CPU buffer for the weights of '%s'\n",
                     total, ml->fname);
-            return false;
-        }
-        if (use_mlock && mlock(ggml_backend_buffer_get_base(buf), ggml_backend_buffer_get_size(buf)) != 0) {
-            LLAMA_LOG_WARN("llama_model_load: mlock of the weights failed: %s\n", strerror(errno));
+            ok = false;
+        } else {
+            if (use_mlock && mlock(ggml_backend_buffer_get_base(parts[n_parts]), ggml_backend_buffer_get_size(parts[n_parts])) != 0) {
+                LLAMA_LOG_WARN("llama_model_load: mlock of the weights failed: %s\n", strerror(errno));
+            }
+            n_parts++;
         }
     }
-    ggml_backend_buffer_t pbuf = buf; // where the plain tensors go (mmap: the tensors are placed below)
-    if (buf && xbuf) {
-        // one handle for the model: freeing it frees both
-        ggml_backend_buffer_t parts[2] = { buf, xbuf };
-        ggml_backend_buffer_t multi = ggml_backend_multi_buffer_alloc_buffer(parts, 2);
-        if (!multi) {
-            ggml_backend_buffer_free(buf);
-            ggml_backend_buffer_free(xbuf);
-            return false;
+    if (xbuf) {
+        parts[n_parts++] = xbuf;
+    }
+    ggml_backend_buffer_t buf = NULL;
+    if (ok && n_parts > 1) {
+        // one handle for the model: freeing it frees every part
+        buf = ggml_backend_multi_buffer_alloc_buffer(parts, (size_t) n_parts);
+        ok = buf != NULL;
+    } else if (ok) {
+        buf = parts[0];
+    }
+    if (!ok) {
+        for (int i = 0; i < n_parts; i++) {
+            ggml_backend_buffer_free(parts[i]);
         }
-        buf = multi;
-    } else if (xbuf) {
-        buf = xbuf;
+        free(parts);
+        return false;
     }
     ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
 
     uint8_t * tmp = NULL;
     size_t tmp_size = 0;
     size_t done = 0;
-    bool ok = true;
     for (struct ggml_tensor * t = ggml_get_first_tensor(ctx); t && ok; t = ggml_get_next_tensor(ctx, t)) {
         const struct llama_tensor_weight * w = llama_ml_get_weight(ml, ggml_get_name(t));
         const size_t nbytes = ggml_nbytes(t);
@@ -913,19 +1055,20 @@ bool llama_ml_load_all_data(
             break;
         }
         const bool extra = xbuf != NULL && t->buffer == xbuf;
+        const struct llama_model_file * f = &ml->files[w->idx];
         if (extra && ml->use_mmap) {
             // converted into the extra buffer's layout
-            ggml_backend_tensor_set(t, (const uint8_t *) ml->mapping + w->offs, 0, nbytes);
+            ggml_backend_tensor_set(t, (const uint8_t *) f->mapping + w->offs, 0, nbytes);
         } else if (ml->use_mmap) {
-            if (ggml_backend_tensor_alloc(pbuf, t, (uint8_t *) ml->mapping + w->offs) != GGML_STATUS_SUCCESS) {
+            if (ggml_backend_tensor_alloc(parts[w->idx], t, (uint8_t *) f->mapping + w->offs) != GGML_STATUS_SUCCESS) {
                 LLAMA_LOG_ERROR("llama_model_load: failed to place tensor '%s' in the mapping\n", ggml_get_name(t));
                 ok = false;
                 break;
             }
         } else if (!extra && ggml_backend_buffer_is_host(t->buffer)) {
-            if (!read_at(ml->fd, t->data, nbytes, w->offs)) {
+            if (!read_at(f->fd, t->data, nbytes, w->offs)) {
                 LLAMA_LOG_ERROR("llama_model_load: failed to read tensor '%s' (%zu bytes at offset %zu) from '%s'\n",
-                        ggml_get_name(t), nbytes, w->offs, ml->fname);
+                        ggml_get_name(t), nbytes, w->offs, f->fname);
                 ok = false;
                 break;
             }
@@ -940,9 +1083,9 @@ bool llama_ml_load_all_data(
                 tmp = p;
                 tmp_size = nbytes;
             }
-            if (!read_at(ml->fd, tmp, nbytes, w->offs)) {
+            if (!read_at(f->fd, tmp, nbytes, w->offs)) {
                 LLAMA_LOG_ERROR("llama_model_load: failed to read tensor '%s' (%zu bytes at offset %zu) from '%s'\n",
-                        ggml_get_name(t), nbytes, w->offs, ml->fname);
+                        ggml_get_name(t), nbytes, w->offs, f->fname);
                 ok = false;
                 break;
             }
@@ -950,10 +1093,10 @@ bool llama_ml_load_all_data(
         }
 
         if (ml->check_tensors) {
-            const void * data = ml->use_mmap ? (const void *) ((const uint8_t *) ml->mapping + w->offs)
+            const void * data = ml->use_mmap ? (const void *) ((const uint8_t *) f->mapping + w->offs)
                               : !extra && ggml_backend_buffer_is_host(t->buffer) ? (const void *) t->data : (const void *) tmp;
             if (!ggml_validate_row_data(t->type, data, nbytes)) {
-                LLAMA_LOG_ERROR("llama_model_load: tensor '%s' has invalid data (file '%s')\n", ggml_get_name(t), ml->fname);
+                LLAMA_LOG_ERROR("llama_model_load: tensor '%s' has invalid data (file '%s')\n", ggml_get_name(t), f->fname);
                 ok = false;
                 break;
             }
@@ -966,6 +1109,7 @@ bool llama_ml_load_all_data(
         }
     }
     free(tmp);
+    free(parts);
 
     if (!ok) {
         ggml_backend_buffer_free(buf);

@@ -15,26 +15,37 @@
 extern "C" {
 #endif
 
-// one tensor of the file
+// one file of the model (a split model has several, see open_splits)
+struct llama_model_file {
+    char * fname;
+    int    fd;
+    size_t size;
+    void * mapping;   // whole file, read-only (use_mmap)
+    bool   mlocked;
+    struct gguf_context * meta;
+    struct ggml_context * ctx_meta; // the file's tensor headers
+};
+
+// one tensor of the model
 struct llama_tensor_weight {
-    size_t               offs; // absolute offset of the data in the file
+    uint16_t             idx;  // the file that holds it
+    size_t               offs; // absolute offset of the data in that file
     size_t               size; // bytes
     struct ggml_tensor * meta; // shape/type/name (in ctx_meta, no data)
     bool                 used; // created by the model (counted once even when shared)
 };
 
 struct llama_model_loader {
-    char * fname;
-    int    fd;
-    size_t file_size;
+    char * fname; // the first file's (owned by files[0])
+
+    struct llama_model_file * files; // [n_files]: the model, or its splits in order
+    int                       n_files;
 
     bool   use_mmap;
     bool   check_tensors;
     bool   use_extra_bufts; // place matmul weights in the CPU's extra buffer type (repacked), set by the model
-    void * mapping;       // whole file, read-only (use_mmap)
-    bool   mlocked;
 
-    struct gguf_context * meta;
+    struct gguf_context * meta;     // the first file's: all the model's metadata (owned by files[0])
     struct ggml_context * ctx_meta;
 
     const struct llama_model_kv_override * kv_overrides; // terminated by an empty key; may be NULL
@@ -64,6 +75,15 @@ enum llama_kv_result {
 // architecture is an error unless allow_unknown_arch.
 struct llama_model_loader * llama_model_loader_init(
         const char * fname,
+        bool use_mmap,
+        bool check_tensors,
+        const struct llama_model_kv_override * kv_overrides);
+
+// the same for a model split into files (paths in split order; n_paths 1: the others are found next to the
+// first by their names, "<prefix>-00001-of-00003.gguf")
+struct llama_model_loader * llama_model_loader_init_splits(
+        const char ** paths,
+        size_t n_paths,
         bool use_mmap,
         bool check_tensors,
         const struct llama_model_kv_override * kv_overrides);

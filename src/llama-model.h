@@ -106,9 +106,12 @@ struct llama_model {
 
     struct ggml_context * ctx_w;         // weight tensor headers
     ggml_backend_buffer_t buf_w;         // weight data (over the mapping with mmap)
-    void * mapping;                      // the mmap'd file (NULL when read)
-    size_t mapping_size;
-    bool   mapping_locked;
+    struct llama_model_mapping {         // the mmap'd files (none when read), one per split
+        void * addr;
+        size_t size;
+        bool   locked;
+    } * mappings;
+    int n_mappings;
 
     // every metadata key of the file (arrays included) with the kv overrides applied: what
     // llama_model_save_to_file writes (NULL when loaded vocab_only)

@@ -106,7 +106,7 @@ void llama_opt_init(struct llama_context * lctx, struct llama_model * model, str
         LLAMA_LOG_ERROR("%s: param_filter and get_opt_pars must be set\n", __func__);
         return;
     }
-    if (model->mapping != NULL) {
+    if (model->n_mappings > 0) {
         LLAMA_LOG_ERROR("%s: the model weights are memory-mapped from the file; load it with use_mmap = false to train\n",
                         __func__);
         return;

@@ -204,12 +204,13 @@ void llama_model_free(struct llama_model * model) {
     if (model->ctx_w) {
         ggml_free(model->ctx_w);
     }
-    if (model->mapping) {
-        if (model->mapping_locked) {
-            munlock(model->mapping, model->mapping_size);
+    for (int i = 0; i < model->n_mappings; i++) {
+        if (model->mappings[i].locked) {
+            munlock(model->mappings[i].addr, model->mappings[i].size);
         }
-        munmap(model->mapping, model->mapping_size);
+        munmap(model->mappings[i].addr, model->mappings[i].size);
     }
+    free(model->mappings);
     if (model->vocab) {
         llama_vocab_free(model->vocab);
     }
@@ -229,11 +230,12 @@ void llama_free_model(struct llama_model * model) {
     llama_model_free(model);
 }
 
-struct llama_model * llama_model_load_from_file(const char * path_model, struct llama_model_params params) {
+// paths: the model's file, or its splits in order (one path: the other splits are found by name)
+static struct llama_model * model_load(const char ** paths, size_t n_paths, struct llama_model_params params) {
     const int64_t t_start_us = ggml_time_us();
 
-    struct llama_model_loader * ml = llama_model_loader_init(path_model, params.use_mmap, params.check_tensors,
-            params.kv_overrides);
+    struct llama_model_loader * ml = llama_model_loader_init_splits(paths, n_paths, params.use_mmap,
+            params.check_tensors, params.kv_overrides);
     if (!ml) {
         return NULL;
     }
@@ -251,7 +253,7 @@ struct llama_model * llama_model_load_from_file(const char * path_model, struct 
 
     model->vocab = llama_vocab_load(ml->meta);
     if (!model->vocab) {
-        LLAMA_LOG_ERROR("llama_model_load: failed to load the vocabulary of '%s'\n", path_model);
+        LLAMA_LOG_ERROR("llama_model_load: failed to load the vocabulary of '%s'\n", ml->fname);
         goto fail;
     }
 
@@ -274,12 +276,22 @@ struct llama_model * llama_model_load_from_file(const char * path_model, struct 
         if (!params.no_alloc && !llama_ml_load_all_data(ml, model->ctx_w, params.use_mlock, cb, cb_ud, &model->buf_w)) {
             goto fail;
         }
-        // the weights point into the mapping: the model keeps it
-        model->mapping        = ml->mapping;
-        model->mapping_size   = ml->file_size;
-        model->mapping_locked = ml->mlocked;
-        ml->mapping = NULL;
-        ml->mlocked = false;
+        // the weights point into the mappings: the model keeps them
+        if (ml->use_mmap && !params.no_alloc) {
+            model->mappings = calloc((size_t) ml->n_files, sizeof(*model->mappings));
+            if (!model->mappings) {
+                LLAMA_LOG_ERROR("llama_model_load: out of memory\n");
+                goto fail;
+            }
+            for (int i = 0; i < ml->n_files; i++) {
+                struct llama_model_file * f = &ml->files[i];
+                if (f->mapping) {
+                    model->mappings[model->n_mappings++] = (struct llama_model_mapping) { f->mapping, f->size, f->mlocked };
+                    f->mapping = NULL;
+                    f->mlocked = false;
+                }
+            }
+        }
     }
 
     llama_model_loader_free(ml);
@@ -290,6 +302,10 @@ fail:
     llama_model_free(model);
     llama_model_loader_free(ml);
     return NULL;
+}
+
+struct llama_model * llama_model_load_from_file(const char * path_model, struct llama_model_params params) {
+    return model_load(&path_model, 1, params);
 }
 
 struct llama_model * llama_load_model_from_file(const char * path_model, struct llama_model_params params) {
@@ -313,17 +329,12 @@ struct llama_model * llama_model_load_from_file_ptr(FILE * file, struct llama_mo
     return llama_model_load_from_file(path, params);
 }
 
-// Split files ("<prefix>-00001-of-00003.gguf") are not supported yet: a single path loads as usual.
 struct llama_model * llama_model_load_from_splits(const char ** paths, size_t n_paths, struct llama_model_params params) {
     if (!paths || n_paths == 0) {
         LLAMA_LOG_ERROR("llama_model_load_from_splits: no paths given\n");
         return NULL;
     }
-    if (n_paths > 1) {
-        LLAMA_LOG_ERROR("llama_model_load_from_splits: loading a model split into %zu files is not supported\n", n_paths);
-        return NULL;
-    }
-    return llama_model_load_from_file(paths[0], params);
+    return model_load(paths, n_paths, params);
 }
 
 int32_t llama_split_path(char * split_path, size_t maxlen, const char * path_prefix, int32_t split_no, int32_t split_count) {

@@ -255,7 +255,7 @@ static void bad_setups(const char * path) {
     struct llama_context * ctx = llama_init_from_model(model, cp);
     struct llama_opt_params op = { 0, llama_opt_param_filter_all, NULL, opt_pars, NULL, GGML_OPT_OPTIMIZER_TYPE_SGD };
     TH_CHECK(llama_opt_param_filter_all(NULL, NULL), "llama_opt_param_filter_all returns true");
-    if (model->mapping != NULL) {
+    if (model->n_mappings > 0) {
         llama_opt_init(ctx, model, op);
         TH_CHECK(ctx->opt == NULL, "training state refused for mmap'd weights");
     }
