@@ -2,8 +2,6 @@
 #include "chat-parse-impl.h"
 #include "chat-markers.h"
 
-#include <jansson.h>
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,15 +227,19 @@ int chat_parser_functionary_v3_2(struct chat_parser * p) {
         }
         if (is_py && !brace) {
             // raw code to the end: arguments {"code": "..."}; while more may follow, the JSON is left open after
-            // the code so far (llama.cpp's wrap_code_as_arguments)
-            json_t * o = json_pack("{s:s%}", "code", p->in + nt + 1, p->n - nt - 1);
-            char * d = o ? json_dumps(o, JSON_COMPACT) : NULL;
-            json_decref(o);
-            if (d && p->partial && strlen(d) >= 2) {
-                d[strlen(d) - 2] = '\0';  // the closing "}
+            // the code so far (llama.cpp's wrap_code_as_arguments). Bytes that are not UTF-8 become U+FFFD there
+            // instead of losing the call.
+            struct common_sb a = { 0 };
+            common_sb_add(&a, "{\"code\":\"");
+            chat_json_escape_bytes(p->in + nt + 1, p->n - nt - 1, p->partial, &a);
+            if (!p->partial) {
+                common_sb_add(&a, "\"}");
             }
+            char * d = common_sb_take(&a);
             if (d) {
                 chat_parser_add_tool_call(p, name, "", d);
+            } else {
+                p->oom = true;
             }
             free(d);
             free(name);

@@ -19,12 +19,15 @@ static int hexval(char c) {
     return -1;
 }
 
-// the length of the UTF-8 sequence at s[i] (s[i] >= 0x80): 0 when malformed (bad lead or continuation byte,
-// overlong, surrogate, above U+10FFFF), SIZE_MAX when the text ends inside it
-static size_t utf8_seq(const char * s, size_t n, size_t i) {
+// The UTF-8 sequence at s[i] (s[i] >= 0x80): its length when well-formed; SIZE_MAX when the text ends inside it (what
+// is there may still become one); 0 when malformed (bad lead or continuation byte, overlong, surrogate, above
+// U+10FFFF), *bad then the length of its longest well-formed beginning, at least 1: the "maximal subpart" that one
+// U+FFFD replaces, as nlohmann's dump with error_handler_t::replace (and Unicode's recommended practice) does it.
+static size_t utf8_seq(const char * s, size_t n, size_t i, size_t * bad) {
     const unsigned char c = (unsigned char) s[i];
     size_t len;
     uint32_t cp;
+    *bad = 1;
     if (c >= 0xc2 && c <= 0xdf) {
         len = 2;
         cp = c & 0x1f;
@@ -42,6 +45,7 @@ static size_t utf8_seq(const char * s, size_t n, size_t i) {
             return SIZE_MAX;
         }
         const unsigned char cc = (unsigned char) s[i + k];
+        *bad = k;
         if ((cc & 0xc0) != 0x80) {
             return 0;
         }
@@ -63,31 +67,83 @@ static size_t utf8_cut(const char * s, size_t from, size_t to) {
         if ((c & 0xc0) == 0x80) {
             continue;
         }
-        return c >= 0xc0 && utf8_seq(s, to, to - k) == SIZE_MAX ? k : 0;
+        size_t bad;
+        return c >= 0xc0 && utf8_seq(s, to, to - k, &bad) == SIZE_MAX ? k : 0;
     }
     return 0;
 }
 
-// the code unit of the \uXXXX escape at s[i] ('\\'): -1 when cut off by the end, -2 when not hex
-static long escape_u(const char * s, size_t n, size_t i) {
-    if (i + 1 >= n) {
-        return -1;
-    }
-    if (s[i + 1] != 'u') {
-        return -2;
-    }
-    long v = 0;
+// the character a one-letter escape (\" \\ \/ \b \f \n \r \t) stands for, -1 for any other letter
+static int simple_escape(char e) {
+    static const char from[] = "\"\\/bfnrt";
+    static const char to[]   = "\"\\/\b\f\n\r\t";
+    const char * p = e ? strchr(from, e) : NULL;
+    return p ? (unsigned char) to[p - from] : -1;
+}
+
+// what json_u_escape found at a \u
+enum json_u {
+    JSON_U_CHAR,  // a code point: one escape, or a high and a low surrogate escape together
+    JSON_U_LONE,  // a surrogate escape without its partner: a low one, or a high one not followed by a low one
+    JSON_U_BAD,   // not four hex digits after the \u
+    JSON_U_CUT,   // the text ends before it is known which of these it is
+};
+
+// the four hex digits at s[i..]: 1 (*v set), 0 when one is not hex, -1 when the text ends first (all before hex)
+static int hex4_at(const char * s, size_t n, size_t i, uint32_t * v) {
+    uint32_t x = 0;
     for (size_t k = 0; k < 4; k++) {
-        if (i + 2 + k >= n) {
+        if (i + k >= n) {
             return -1;
         }
-        const int h = hexval(s[i + 2 + k]);
+        const int h = hexval(s[i + k]);
         if (h < 0) {
-            return -2;
+            return 0;
         }
-        v = v * 16 + h;
+        x = x * 16 + (uint32_t) h;
     }
-    return v;
+    *v = x;
+    return 1;
+}
+
+// The one reader of JSON's \uXXXX escapes (the scanner, the decoder and the compactor differ only in what they make
+// of the result): the escape at s[i] (s[i] == '\\', s[i + 1] == 'u'), joined with the low surrogate escape that
+// must follow a high one. *cp / *len (bytes read: 6, or 12 for a pair) are set for JSON_U_CHAR and JSON_U_LONE
+// (*cp then the lone code unit). A partner is waited for only while what follows could still be one: a text that
+// ends after a high surrogate, after the backslash that follows it, or inside the hex digits of the next \u is
+// JSON_U_CUT.
+static enum json_u json_u_escape(const char * s, size_t n, size_t i, uint32_t * cp, size_t * len) {
+    uint32_t hi;
+    const int r = hex4_at(s, n, i + 2, &hi);
+    if (r <= 0) {
+        return r < 0 ? JSON_U_CUT : JSON_U_BAD;
+    }
+    *cp = hi;
+    *len = 6;
+    if (hi >= 0xdc00 && hi <= 0xdfff) {
+        return JSON_U_LONE;
+    }
+    if (hi < 0xd800 || hi > 0xdbff) {
+        return JSON_U_CHAR;
+    }
+    const size_t j = i + 6;  // where the low half's escape must start
+    if (j >= n || (s[j] == '\\' && j + 1 >= n)) {
+        return JSON_U_CUT;
+    }
+    if (s[j] != '\\' || s[j + 1] != 'u') {
+        return JSON_U_LONE;
+    }
+    uint32_t lo;
+    const int rl = hex4_at(s, n, j + 2, &lo);
+    if (rl < 0) {
+        return JSON_U_CUT;
+    }
+    if (rl == 0 || lo < 0xdc00 || lo > 0xdfff) {
+        return JSON_U_LONE;
+    }
+    *cp = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+    *len = 12;
+    return JSON_U_CHAR;
 }
 
 // s[i] == '"'. Strings are checked as strict JSON parsers (nlohmann, jansson) read them: valid UTF-8, and
@@ -102,7 +158,8 @@ static size_t scan_string(const char * s, size_t n, size_t i) {
             return CHAT_JSON_INVALID;
         }
         if (c >= 0x80) {
-            const size_t len = utf8_seq(s, n, i);
+            size_t bad;
+            const size_t len = utf8_seq(s, n, i, &bad);
             if (len == SIZE_MAX) {
                 return CHAT_JSON_INCOMPLETE;
             }
@@ -118,32 +175,14 @@ static size_t scan_string(const char * s, size_t n, size_t i) {
             }
             const char e = s[i + 1];
             if (e == 'u') {
-                const long u = escape_u(s, n, i);
-                if (u == -1) {
-                    return CHAT_JSON_INCOMPLETE;
+                uint32_t cp;
+                size_t len;
+                switch (json_u_escape(s, n, i, &cp, &len)) {
+                    case JSON_U_CHAR: i += len - 1; break;
+                    case JSON_U_CUT:  return CHAT_JSON_INCOMPLETE;
+                    default:          return CHAT_JSON_INVALID;  // a bad escape or a lone surrogate
                 }
-                if (u < 0 || (u >= 0xdc00 && u <= 0xdfff)) {
-                    return CHAT_JSON_INVALID;
-                }
-                i += 5;
-                if (u >= 0xd800 && u <= 0xdbff) {
-                    // a high surrogate: the low one must follow
-                    if (i + 1 >= n) {
-                        return CHAT_JSON_INCOMPLETE;
-                    }
-                    if (s[i + 1] != '\\') {
-                        return CHAT_JSON_INVALID;
-                    }
-                    const long lo = escape_u(s, n, i + 1);
-                    if (lo == -1) {
-                        return CHAT_JSON_INCOMPLETE;
-                    }
-                    if (lo < 0xdc00 || lo > 0xdfff) {
-                        return CHAT_JSON_INVALID;
-                    }
-                    i += 6;
-                }
-            } else if (strchr("\"\\/bfnrt", e) && e) {
+            } else if (simple_escape(e) >= 0) {
                 i++;
             } else {
                 return CHAT_JSON_INVALID;
@@ -321,22 +360,6 @@ static void put_utf8(struct common_sb * out, unsigned cp) {
     common_sb_addn(out, b, k);
 }
 
-// the \uXXXX at s[i] (i at the backslash), or -1 when it is not all there
-static long hex4(const char * s, size_t n, size_t i) {
-    if (i + 6 > n || s[i] != '\\' || s[i + 1] != 'u') {
-        return -1;
-    }
-    long v = 0;
-    for (size_t k = 0; k < 4; k++) {
-        const int h = hexval(s[i + 2 + k]);
-        if (h < 0) {
-            return -1;
-        }
-        v = v * 16 + h;
-    }
-    return v;
-}
-
 bool chat_json_decode_string(const char * s, size_t n, size_t i, struct common_sb * out) {
     size_t run = ++i;  // start of the current run of plain bytes
     while (i < n) {
@@ -355,37 +378,18 @@ bool chat_json_decode_string(const char * s, size_t n, size_t i, struct common_s
         }
         const char e = s[i + 1];
         if (e == 'u') {
-            long cp = hex4(s, n, i);
-            if (cp < 0) {
+            uint32_t cp;
+            size_t used;
+            const enum json_u k = json_u_escape(s, n, i, &cp, &used);
+            if (k == JSON_U_CUT || k == JSON_U_BAD) {
                 return false;
             }
-            size_t used = 6;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                // a high surrogate: wait for its low half
-                if (i + 6 >= n) {
-                    return false;
-                }
-                if (s[i + 6] == '\\' && (i + 7 >= n || (s[i + 7] == 'u' && i + 12 > n))) {
-                    return false;
-                }
-                const long lo = hex4(s, n, i + 6);
-                if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    used = 12;
-                } else {
-                    cp = 0xFFFD;
-                }
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                cp = 0xFFFD;
-            }
-            put_utf8(out, (unsigned) cp);
+            put_utf8(out, k == JSON_U_LONE ? 0xFFFD : cp);
             i += used;
         } else {
-            const char * from = "\"\\/bfnrt";
-            const char * to = "\"\\/\b\f\n\r\t";
-            const char * p = e ? strchr(from, e) : NULL;
-            if (p) {
-                common_sb_addn(out, to + (p - from), 1);
+            const int ch = simple_escape(e);
+            if (ch >= 0) {
+                common_sb_addc(out, (char) ch);
             }
             i += 2;
         }
@@ -457,26 +461,23 @@ void chat_json_compact(const char * s, size_t from, size_t to, bool partial, str
         size_t used = need;
         long cp = -1;
         if (need == 6) {
-            cp = hex4(s, to, i);
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (i + 12 > to && partial) {
-                    return;  // its low half may follow
+            uint32_t u;
+            const enum json_u k = json_u_escape(s, to, i, &u, &used);
+            if (k == JSON_U_CUT) {
+                // a high surrogate whose low half may follow
+                if (partial) {
+                    return;
                 }
-                const long lo = i + 12 <= to ? hex4(s, to, i + 6) : -1;
-                if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    used = 12;
-                } else {
-                    cp = -1;
-                }
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                cp = -1;
+                run = i;
+                break;
+            }
+            if (k == JSON_U_CHAR) {
+                cp = (long) u;
+            } else {
+                used = 6;  // a bad escape or a lone surrogate: its own six bytes, as written
             }
         } else {
-            const char * from_c = "\"\\/bfnrt";
-            const char * to_c = "\"\\/\b\f\n\r\t";
-            const char * k = s[i + 1] ? strchr(from_c, s[i + 1]) : NULL;
-            cp = k ? (unsigned char) to_c[k - from_c] : -1;
+            cp = simple_escape(s[i + 1]);
         }
         if (cp < 0) {
             common_sb_addn(out, s + i, used);  // not something nlohmann would read: kept as written
@@ -487,4 +488,40 @@ void chat_json_compact(const char * s, size_t from, size_t to, bool partial, str
         run = i;
     }
     common_sb_addn(out, s + run, to - (partial ? utf8_cut(s, run, to) : 0) - run);
+}
+
+void chat_json_escape_bytes(const char * s, size_t n, bool partial, struct common_sb * out) {
+    size_t i = 0;
+    size_t run = 0;  // start of the current run of bytes written as they are
+    while (i < n) {
+        const unsigned char c = (unsigned char) s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        common_sb_addn(out, s + run, i - run);
+        if (c < 0x80) {
+            put_string_char(out, c);
+            i++;
+        } else {
+            size_t bad;
+            const size_t len = utf8_seq(s, n, i, &bad);
+            if (len == SIZE_MAX) {
+                // the end cuts the sequence: a partial text waits for the rest, in a complete one it is ill-formed
+                if (!partial) {
+                    put_utf8(out, 0xFFFD);
+                }
+                return;
+            }
+            if (len == 0) {
+                put_utf8(out, 0xFFFD);
+                i += bad;
+            } else {
+                common_sb_addn(out, s + i, len);
+                i += len;
+            }
+        }
+        run = i;
+    }
+    common_sb_addn(out, s + run, i - run);
 }

@@ -11,12 +11,16 @@
 //    reasoning, forced-open thinking and reasoning_in_content are common/chat.cpp's common_chat_parse /
 //    try_parse_reasoning behaviour;
 //  - format detection: the rules of llama.cpp's common_chat_templates_apply_jinja (which marker string in the
-//    template picks which format), applied by hand to the template texts below.
+//    template picks which format), applied by hand to the template texts below;
+//  - the \u escape and invalid UTF-8 cases ("json \u: ...", Functionary's raw python): worked out by hand from the
+//    UTF-16 / UTF-8 encodings and nlohmann's dump rules (control characters as \u00xx in lower case; in replace mode
+//    one U+FFFD per maximal ill-formed subsequence), as the comments at those cases show.
 //  Cases marked "ours" state behaviour llama.cpp leaves loose that this parser fixes (e.g. a partial "<thi" held
 //  back instead of shown as content).
 #include "harness.h"
 
 #include "chat-parse.h"
+#include "chat-parse-json.h"  // internal to common/: the lone surrogates the parser never passes on (see below)
 #include "gguf.h"
 
 #include <jansson.h>
@@ -35,6 +39,11 @@
 #define HELLO "Hello, world!\nWhat's up?"
 #define THINK "I'm\nthinking"
 #define ARGS1 "{\"arg1\":1}"
+#define U_E9     "\xc3\xa9"
+#define U_FFFD   "\xef\xbf\xbd"
+#define U_1F600  "\xf0\x9f\x98\x80"
+#define U_10000  "\xf0\x90\x80\x80"
+#define U_10FFFF "\xf4\x8f\xbf\xbf"
 
 enum { F_NONE = 0, F_PARTIAL = 1, F_NO_TOOLS = 2, F_FORCED = 4, F_IN_CONTENT = 8, F_RF_NONE = 16,
        F_FALLBACK = 32 /* the complete text falls back to content-only: its stream showed more than the end keeps */,
@@ -279,6 +288,83 @@ static const struct pcase CASES[] = {
     { "tc functionary: all", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, 0, "all\n" HELLO, HELLO, "", 0, { { 0 } } },
     { "tc llama3 builtin: python", COMMON_CHAT_FORMAT_LLAMA_3_X_WITH_BUILTIN_TOOLS, 0,
       "<|python_tag|>python.call(code=\"print('hey')\")", "", "", 1, { { "python", "{\"code\":\"print('hey')\"}", "" } } },
+
+    // \u escapes in JSON strings, through each use of common/chat-parse-json.c's one \u reader: the scanner (is the
+    // call JSON at all), the decoder (names, ids, "response" text) and the compactor (arguments). U+1F600 is the
+    // UTF-16 pair D83D DE00 and the UTF-8 bytes F0 9F 98 80; U+10000 = D800 DC00 = F0 90 80 80; U+10FFFF = DBFF DFFF
+    // = F4 8F BF BF; U+00E9 = C3 A9 (worked out by hand from the UTF-16 / UTF-8 bit layouts).
+    { "json \\u: pairs in name, arguments and id", COMMON_CHAT_FORMAT_GENERIC, 0,
+      "{\"tool_call\": {\"name\": \"f\\u00e9\", "
+      "\"arguments\": {\"s\": \"\\ud83d\\ude00 \\uD800\\uDC00 \\udbff\\udfff \\u00e9\\/\"},"
+      " \"id\": \"\\ud83d\\ude00\"}}", "", "", 1,
+      { { "f" U_E9, "{\"s\":\"" U_1F600 " " U_10000 " " U_10FFFF " " U_E9 "/\"}", U_1F600 } } },
+    { "json \\u: pair in a response", COMMON_CHAT_FORMAT_GENERIC, 0, "{\"response\": \"a\\ud83d\\ude00b\"}",
+      "a" U_1F600 "b", "", 0, { { 0 } } },
+    { "json \\u: pair in arguments (functionary)", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, 0,
+      "f\n{\"s\": \"\\ud83d\\ude00\"}", "", "", 1, { { "f", "{\"s\":\"" U_1F600 "\"}", "" } } },
+    // a partial text shows a \u escape (or a pair) once it is whole: nothing of it before
+    { "json \\u: response cut in the high half", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL, "{\"response\": \"a\\ud8", "a",
+      "", 0, { { 0 } } },
+    { "json \\u: response cut after the high half", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"response\": \"a\\ud83d", "a", "", 0, { { 0 } } },
+    { "json \\u: response cut at the low half's backslash", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"response\": \"a\\ud83d\\", "a", "", 0, { { 0 } } },
+    { "json \\u: response cut in the low half", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"response\": \"a\\ud83d\\ude0", "a", "", 0, { { 0 } } },
+    { "json \\u: response with the pair whole", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"response\": \"a\\ud83d\\ude00", "a" U_1F600, "", 0, { { 0 } } },
+    { "json \\u: arguments cut after the high half", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"x\\ud83d", "", "", 1, { { "f", "{\"s\":\"x", "" } } },
+    { "json \\u: arguments cut at the low half's \\u", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"x\\ud83d\\u", "", "", 1,
+      { { "f", "{\"s\":\"x", "" } } },
+    { "json \\u: arguments cut in the low half", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"x\\ud83d\\ude0", "", "", 1,
+      { { "f", "{\"s\":\"x", "" } } },
+    { "json \\u: arguments with the pair whole", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"x\\ud83d\\ude00", "", "", 1,
+      { { "f", "{\"s\":\"x" U_1F600, "" } } },
+    // ours: "\ud83d\u0" can no longer become a pair, but like a cut-off escape it waits until its four digits are in
+    { "json \\u: arguments cut in a non-low half", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"x\\ud83d\\u0", "", "", 1,
+      { { "f", "{\"s\":\"x", "" } } },
+    // a lone surrogate is no JSON to nlohmann / jansson: the call is not taken (the complete text falls back to
+    // content, a partial one ends before it)
+    { "json \\u: lone low surrogate", COMMON_CHAT_FORMAT_GENERIC, F_FALLBACK,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ude00\"}}}",
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ude00\"}}}", "", 0, { { 0 } } },
+    { "json \\u: high surrogate before a non-escape", COMMON_CHAT_FORMAT_GENERIC, F_FALLBACK,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ud83dx\"}}}",
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ud83dx\"}}}", "", 0, { { 0 } } },
+    { "json \\u: high surrogate before another escape", COMMON_CHAT_FORMAT_GENERIC, F_FALLBACK,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ud83d\\n\"}}}",
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ud83d\\n\"}}}", "", 0, { { 0 } } },
+    { "json \\u: high surrogate before a non-low \\u", COMMON_CHAT_FORMAT_GENERIC, F_FALLBACK,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ud83d\\u0041\"}}}",
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"\\ud83d\\u0041\"}}}", "", 0, { { 0 } } },
+    { "json \\u: lone high surrogate in a name", COMMON_CHAT_FORMAT_GENERIC, F_FALLBACK,
+      "{\"tool_call\": {\"name\": \"f\\ud83d\", \"arguments\": {}}}",
+      "{\"tool_call\": {\"name\": \"f\\ud83d\", \"arguments\": {}}}", "", 0, { { 0 } } },
+    { "json \\u: partial, lone high surrogate", COMMON_CHAT_FORMAT_GENERIC, F_PARTIAL,
+      "{\"tool_call\": {\"name\": \"f\", \"arguments\": {\"s\": \"x\\ud83dx", "", "", 0, { { 0 } } },
+
+    // Functionary's raw python: the code as nlohmann's dump writes a string, each maximal ill-formed UTF-8 subsequence
+    // (Unicode's "maximal subpart") as one U+FFFD = EF BF BD: FF alone; E2 82 cut by "'"; ED A0 80 is a surrogate, so
+    // ED, A0 and 80 are three; C0 is never a lead byte, so C0 80 is two. Control characters as \u00xx in lower case.
+    { "functionary: python with bytes that are not UTF-8", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, 0,
+      "python\nprint('\xff')\nx = '\xe2\x82'\ny = '\xe2\x82\xac'\nz = '\xed\xa0\x80'\t\"\\\x01", "", "", 1,
+      { { "python", "{\"code\":\"print('" U_FFFD "')\\nx = '" U_FFFD "'\\ny = '\xe2\x82\xac'\\nz = '"
+                    U_FFFD U_FFFD U_FFFD "'\\t\\\"\\\\\\u0001\"}", "" } } },
+    { "functionary: python ending inside a UTF-8 sequence", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, 0,
+      "python\nprint(1)\xf0\x9f\x98", "", "", 1, { { "python", "{\"code\":\"print(1)" U_FFFD "\"}", "" } } },
+    { "functionary: partial python holds back a cut UTF-8 sequence", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, F_PARTIAL,
+      "python\nprint(1)\xf0\x9f\x98", "", "", 1, { { "python", "{\"code\":\"print(1)", "" } } },
+    { "functionary: partial python, a bad byte then a cut sequence", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, F_PARTIAL,
+      "python\n\xff\xe2\x82", "", "", 1, { { "python", "{\"code\":\"" U_FFFD, "" } } },
+    { "functionary: python control character", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, 0, "python\nx\x1fy", "", "", 1,
+      { { "python", "{\"code\":\"x\\u001fy\"}", "" } } },
+    { "functionary: >>>python with an overlong sequence", COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2, 0,
+      "all\nHi>>>python\n\xc0\x80", "Hi", "", 1, { { "python", "{\"code\":\"" U_FFFD U_FFFD "\"}", "" } } },
 };
 
 static enum common_reasoning_format case_rf(int flags) {
@@ -552,6 +638,132 @@ static void test_diffs(void) {
     common_chat_msg_free(&b);
 }
 
+// Lone surrogates reach the decoder and the compactor only on their own: the parser checks a value with
+// chat_json_scan first and drops it as not JSON. What each makes of one is pinned here (ours): the decoder writes
+// U+FFFD, the compactor keeps the escape as written; a pair or a plain escape after it is read as usual.
+static void test_json_lone_surrogates(void) {
+    static const struct {
+        const char * in;
+        bool done;          // the decoder reached the closing quote
+        const char * dec;   // what it decoded
+    } D[] = {
+        { "\"\\ude00x\"", true, U_FFFD "x" },
+        { "\"\\ud83dx\"", true, U_FFFD "x" },
+        { "\"\\ud83d\\u0041\"", true, U_FFFD "A" },
+        { "\"\\ud83d\\n\"", true, U_FFFD "\n" },
+        { "\"\\ud83d\\ud83d\\ude00\"", true, U_FFFD U_1F600 },
+        { "\"a\\ud83d", false, "a" },
+        { "\"a\\ud83d\\", false, "a" },
+        { "\"a\\ud83d\\ude0", false, "a" },
+    };
+    for (size_t i = 0; i < sizeof(D) / sizeof(D[0]); i++) {
+        struct common_sb b = { 0 };
+        const bool done = chat_json_decode_string(D[i].in, strlen(D[i].in), 0, &b);
+        TH_CHECK(done == D[i].done && strcmp(b.s ? b.s : "", D[i].dec) == 0, "decode %s: [%s] %d, want [%s] %d",
+                 D[i].in, b.s ? b.s : "", done, D[i].dec, D[i].done);
+        free(b.s);
+    }
+    static const struct {
+        const char * in;
+        bool partial;
+        const char * out;
+    } C[] = {
+        { "{\"s\": \"\\ude00\"}", false, "{\"s\":\"\\ude00\"}" },
+        { "{\"s\": \"\\ud83dx\"}", false, "{\"s\":\"\\ud83dx\"}" },
+        { "{\"s\": \"\\ud83d\\u0041\"}", false, "{\"s\":\"\\ud83dA\"}" },
+        { "{\"s\": \"\\ud83d\\ud83d\\ude00\"}", false, "{\"s\":\"\\ud83d" U_1F600 "\"}" },
+        { "{\"s\": \"\\ud83d\"}", false, "{\"s\":\"\\ud83d\"}" },
+        { "{\"s\": \"\\u00e9\\/\\u0001\\u001F\"}", false, "{\"s\":\"" U_E9 "/\\u0001\\u001f\"}" },
+        { "{\"s\": \"x\\ud83d", true, "{\"s\":\"x" },
+        { "{\"s\": \"x\\ud83d\\ude0", true, "{\"s\":\"x" },
+    };
+    for (size_t i = 0; i < sizeof(C) / sizeof(C[0]); i++) {
+        struct common_sb b = { 0 };
+        chat_json_compact(C[i].in, 0, strlen(C[i].in), C[i].partial, &b);
+        TH_CHECK(strcmp(b.s ? b.s : "", C[i].out) == 0, "compact %s: [%s], want [%s]", C[i].in, b.s ? b.s : "",
+                 C[i].out);
+        free(b.s);
+    }
+}
+
+// an independent UTF-8 check (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF)
+static bool is_utf8(const unsigned char * s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        const unsigned c = s[i];
+        size_t l;
+        unsigned cp;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+            l = 2, cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            l = 3, cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            l = 4, cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + l > n) {
+            return false;
+        }
+        for (size_t k = 1; k < l; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) {
+                return false;
+            }
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        if ((l == 3 && cp < 0x800) || (l == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+            return false;
+        }
+        i += l;
+    }
+    return true;
+}
+
+// Functionary's raw code on random bytes (lead, continuation and never-valid bytes, quotes, controls): the
+// arguments are always valid UTF-8, and the arguments of every partial text are the beginning of the final ones
+static void test_raw_code_random_bytes(void) {
+    static const unsigned char alpha[] = { 'a', '"', '\\', 0x01, 0x1f, 0x7f, 0x80, 0x82, 0x8f, 0x90, 0x9f, 0xa0, 0xac,
+                                           0xbf, 0xc0, 0xc2, 0xe0, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff };
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    struct common_chat_syntax syn = { 0 };
+    syn.format = COMMON_CHAT_FORMAT_FUNCTIONARY_V3_2;
+    syn.parse_tool_calls = true;
+    bool utf8_ok = true, prefix_ok = true, called = true;
+    for (int it = 0; it < 2000; it++) {
+        char buf[40] = "python\n";
+        const size_t n = 7 + (size_t) (th_xorshift64star(&seed) % 24);
+        for (size_t i = 7; i < n; i++) {
+            buf[i] = (char) alpha[th_xorshift64star(&seed) % sizeof(alpha)];
+        }
+        struct common_chat_msg fin;
+        if (!common_chat_parse(buf, n, false, &syn, &fin)) {
+            called = false;
+            continue;
+        }
+        called &= fin.n_tool_calls == 1;
+        const char * want = fin.n_tool_calls == 1 ? fin.tool_calls[0].arguments : "";
+        utf8_ok &= is_utf8((const unsigned char *) want, strlen(want));
+        for (size_t len = 8; len <= n; len++) {  // "python\n" alone is still a header that may go on
+            struct common_chat_msg m;
+            if (!common_chat_parse(buf, len, true, &syn, &m)) {
+                called = false;
+                continue;
+            }
+            const char * got = m.n_tool_calls == 1 ? m.tool_calls[0].arguments : "";
+            prefix_ok &= m.n_tool_calls == 1 && strncmp(got, want, strlen(got)) == 0;
+            utf8_ok &= is_utf8((const unsigned char *) got, strlen(got));
+            common_chat_msg_free(&m);
+        }
+        common_chat_msg_free(&fin);
+    }
+    TH_CHECK(called, "raw code on random bytes: always one call");
+    TH_CHECK(utf8_ok, "raw code on random bytes: arguments are valid UTF-8");
+    TH_CHECK(prefix_ok, "raw code on random bytes: partial arguments begin the final ones");
+}
+
 // llama.cpp's detection rules (common_chat_templates_apply_jinja), each on a template that carries the marker
 static void test_detection(void) {
     static const struct {
@@ -622,6 +834,8 @@ int main(void) {
     test_cases();
     test_streaming();
     test_diffs();
+    test_json_lone_surrogates();
+    test_raw_code_random_bytes();
     test_fuzz();
     test_fuzz_markers();
     test_detection();
