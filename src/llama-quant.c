@@ -43,7 +43,8 @@ enum quant_category {
 
 struct quant_tensor {
     struct ggml_tensor * t;      // shape/name from the input file (no data)
-    int64_t              in_id;  // index in the input gguf
+    int64_t              in_id;  // index in its input file's gguf
+    int                  file;   // which input file (split models have several)
     enum quant_category  cat;
     bool                 allow;  // may change type at all
     enum ggml_type       target;
@@ -768,15 +769,22 @@ static bool write_zeros(FILE * f, size_t n) {
     return true;
 }
 
-struct quant_run {
-    struct gguf_context  * in;
+// one input file: the model, or one of its splits
+struct quant_input {
+    struct gguf_context  * g;
     struct ggml_context  * meta;
-    struct gguf_context  * out;
-    struct quant_tensor  * ts;
-    size_t                 n;
     int                    fd;
     const uint8_t        * map;
     size_t                 map_size;
+};
+
+struct quant_run {
+    struct gguf_context  * in;   // the first input's metadata: all the model's keys
+    struct quant_input   * inp;  // [n_inp]
+    int                    n_inp;
+    struct gguf_context  * out;
+    struct quant_tensor  * ts;
+    size_t                 n;
     FILE                 * fout;
     char                 * tmp_name;
     float                * f32_buf;
@@ -794,12 +802,18 @@ static void quant_run_free(struct quant_run * r) {
         unlink(r->tmp_name);
         free(r->tmp_name);
     }
-    if (r->map && r->map != MAP_FAILED) {
-        munmap((void *) r->map, r->map_size);
+    for (int i = 0; i < r->n_inp; i++) {
+        struct quant_input * f = &r->inp[i];
+        if (f->map && f->map != MAP_FAILED) {
+            munmap((void *) f->map, f->map_size);
+        }
+        if (f->fd >= 0) {
+            close(f->fd);
+        }
+        if (f->g) gguf_free(f->g);
+        if (f->meta) ggml_free(f->meta);
     }
-    if (r->fd >= 0) {
-        close(r->fd);
-    }
+    free(r->inp);
     for (size_t i = 0; i < r->qs.n_patterns; i++) {
         regfree(&r->qs.patterns[i]);
     }
@@ -808,8 +822,6 @@ static void quant_run_free(struct quant_run * r) {
     free(r->f32_buf);
     free(r->work);
     if (r->out) gguf_free(r->out);
-    if (r->in) gguf_free(r->in);
-    if (r->meta) ggml_free(r->meta);
 }
 
 static bool grow(void ** p, size_t * cap, size_t need) {
@@ -831,13 +843,14 @@ static bool quant_process_tensor(struct quant_run * r, size_t i, int nthread, si
     struct quant_tensor * qt = &r->ts[i];
     const struct ggml_tensor * t = qt->t;
     const size_t nbytes = ggml_nbytes(t);
-    const size_t offs = gguf_get_data_offset(r->in) + gguf_get_tensor_offset(r->in, qt->in_id);
-    if (offs > r->map_size || nbytes > r->map_size - offs) {
+    const struct quant_input * f = &r->inp[qt->file];
+    const size_t offs = gguf_get_data_offset(f->g) + gguf_get_tensor_offset(f->g, qt->in_id);
+    if (offs > f->map_size || nbytes > f->map_size - offs) {
         LLAMA_LOG_ERROR("%s: tensor %s data (offset %zu, %zu bytes) is beyond the end of the file\n", __func__,
                         t->name, offs, nbytes);
         return false;
     }
-    const uint8_t * src = r->map + offs;
+    const uint8_t * src = f->map + offs;
 
     char shape[128];
     quant_format_shape(t, shape, sizeof(shape));
@@ -925,7 +938,7 @@ static bool quant_process_tensor(struct quant_run * r, size_t i, int nthread, si
     const size_t lo = (offs + page - 1) / page * page;
     const size_t hi = (offs + nbytes) / page * page;
     if (hi > lo) {
-        madvise((void *) (r->map + lo), hi - lo, MADV_DONTNEED);
+        madvise((void *) (f->map + lo), hi - lo, MADV_DONTNEED);
     }
     return true;
 }
@@ -974,43 +987,118 @@ static bool quant_init_state(struct quant_run * r, const struct llama_model_quan
     return true;
 }
 
-static bool quant_open_input(struct quant_run * r, const char * fname) {
-    struct gguf_init_params ip = { .no_alloc = true, .ctx = &r->meta };
-    r->in = gguf_init_from_file(fname, ip);
-    if (!r->in) {
+// opens and maps input file r->n_inp (a whole model or one split)
+static bool quant_open_file(struct quant_run * r, const char * fname) {
+    struct quant_input * f = &r->inp[r->n_inp++];
+    f->fd = -1;
+    struct gguf_init_params ip = { .no_alloc = true, .ctx = &f->meta };
+    f->g = gguf_init_from_file(fname, ip);
+    if (!f->g) {
         LLAMA_LOG_ERROR("%s: failed to read GGUF file %s\n", __func__, fname);
         return false;
     }
-    r->fd = open(fname, O_RDONLY);
+    f->fd = open(fname, O_RDONLY);
     struct stat st;
-    if (r->fd < 0 || fstat(r->fd, &st) != 0) {
+    if (f->fd < 0 || fstat(f->fd, &st) != 0) {
         LLAMA_LOG_ERROR("%s: cannot open %s: %s\n", __func__, fname, strerror(errno));
         return false;
     }
-    r->map_size = (size_t) st.st_size;
-    if (r->map_size > 0) {
-        r->map = mmap(NULL, r->map_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
-        if (r->map == MAP_FAILED) {
-            r->map = NULL;
+    f->map_size = (size_t) st.st_size;
+    if (f->map_size > 0) {
+        f->map = mmap(NULL, f->map_size, PROT_READ, MAP_PRIVATE, f->fd, 0);
+        if (f->map == MAP_FAILED) {
+            f->map = NULL;
             LLAMA_LOG_ERROR("%s: cannot mmap %s: %s\n", __func__, fname, strerror(errno));
             return false;
         }
     }
-    const int64_t n = gguf_get_n_tensors(r->in);
-    r->n = (size_t) n;
-    r->ts = calloc(r->n ? r->n : 1, sizeof(*r->ts));
+    return true;
+}
+
+static int64_t quant_int_key(const struct gguf_context * g, const char * key) {
+    const int64_t kid = gguf_find_key(g, key);
+    if (kid < 0) {
+        return -1;
+    }
+    switch (gguf_get_kv_type(g, kid)) {
+        case GGUF_TYPE_UINT16: return gguf_get_val_u16(g, kid);
+        case GGUF_TYPE_INT32:  return gguf_get_val_i32(g, kid);
+        case GGUF_TYPE_UINT32: return gguf_get_val_u32(g, kid);
+        default:               return -1;
+    }
+}
+
+// the input: one file, or the first of a split model (llama-gguf-split's names), whose other files are found
+// next to it and checked as the model loader does; the output is one file either way
+static bool quant_open_input(struct quant_run * r, const char * fname) {
+    r->inp = calloc(1, sizeof(*r->inp));
+    if (!r->inp || !quant_open_file(r, fname)) {
+        return false;
+    }
+    r->in = r->inp[0].g;
+    const int64_t n_split = quant_int_key(r->in, "split.count");
+    if (n_split > 1) {
+        char prefix[4096];
+        if (quant_int_key(r->in, "split.no") > 0) {
+            LLAMA_LOG_ERROR("%s: %s is split %" PRId64 " of a split model: give the first split\n", __func__, fname,
+                            quant_int_key(r->in, "split.no") + 1);
+            return false;
+        }
+        if (n_split > UINT16_MAX || llama_split_prefix(prefix, sizeof(prefix), fname, 0, (int) n_split) == 0) {
+            LLAMA_LOG_ERROR("%s: invalid split file name: %s\n", __func__, fname);
+            return false;
+        }
+        struct quant_input * inp = realloc(r->inp, (size_t) n_split * sizeof(*inp));
+        if (!inp) {
+            return false;
+        }
+        r->inp = inp;
+        memset(inp + 1, 0, (size_t) (n_split - 1) * sizeof(*inp));
+        for (int64_t i = 1; i < n_split; i++) {
+            char path[4096 + 32];
+            llama_split_path(path, sizeof(path), prefix, (int) i, (int) n_split);
+            if (!quant_open_file(r, path)) {
+                return false;
+            }
+            if (quant_int_key(r->inp[i].g, "split.no") != i) {
+                LLAMA_LOG_ERROR("%s: invalid split file idx in %s, expected %" PRId64 "\n", __func__, path, i);
+                return false;
+            }
+        }
+    }
+    size_t n = 0;
+    for (int fi = 0; fi < r->n_inp; fi++) {
+        n += (size_t) gguf_get_n_tensors(r->inp[fi].g);
+    }
+    r->ts = calloc(n ? n : 1, sizeof(*r->ts));
     if (!r->ts) {
         return false;
     }
-    for (int64_t i = 0; i < n; i++) {
-        const char * name = gguf_get_tensor_name(r->in, i);
-        struct ggml_tensor * t = ggml_get_tensor(r->meta, name);
-        if (!t) {
-            LLAMA_LOG_ERROR("%s: tensor %s of %s has no shape information\n", __func__, name, fname);
-            return false;
+    for (int fi = 0; fi < r->n_inp; fi++) {
+        const struct quant_input * f = &r->inp[fi];
+        for (int64_t i = 0; i < gguf_get_n_tensors(f->g); i++) {
+            const char * name = gguf_get_tensor_name(f->g, i);
+            struct ggml_tensor * t = ggml_get_tensor(f->meta, name);
+            if (!t) {
+                LLAMA_LOG_ERROR("%s: tensor %s of %s has no shape information\n", __func__, name, fname);
+                return false;
+            }
+            for (size_t j = 0; fi > 0 && j < r->n; j++) {
+                if (strcmp(r->ts[j].t->name, name) == 0) {
+                    LLAMA_LOG_ERROR("%s: invalid model: tensor '%s' is duplicated\n", __func__, name);
+                    return false;
+                }
+            }
+            r->ts[r->n].t = t;
+            r->ts[r->n].in_id = i;
+            r->ts[r->n].file = fi;
+            r->n++;
         }
-        r->ts[i].t = t;
-        r->ts[i].in_id = i;
+    }
+    const int64_t n_expected = quant_int_key(r->in, "split.tensors.count");
+    if (r->n_inp > 1 && n_expected >= 0 && (size_t) n_expected != r->n) {
+        LLAMA_LOG_ERROR("%s: corrupted model: %" PRId64 " tensors expected but %zu found\n", __func__, n_expected, r->n);
+        return false;
     }
     qsort(r->ts, r->n, sizeof(*r->ts), quant_tensor_cmp);
     return true;
@@ -1022,7 +1110,7 @@ static bool llama_model_quantize_impl(const char * fname_inp, const char * fname
         return false;
     }
     if (params->keep_split) {
-        LLAMA_LOG_ERROR("%s: keep_split is not supported (split input files are not supported)\n", __func__);
+        LLAMA_LOG_ERROR("%s: keep_split is not supported (a split input is written as one file)\n", __func__);
         return false;
     }
     if (params->prune_layers && params->prune_layers[0] != -1) {
@@ -1037,7 +1125,6 @@ static bool llama_model_quantize_impl(const char * fname_inp, const char * fname
 
     struct quant_run r;
     memset(&r, 0, sizeof(r));
-    r.fd = -1;
     bool ok = false;
 
     int nthread = params->nthread;
