@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """llama-server with a Jinja chat template (--jinja, the default): /apply-template and /v1/chat/completions render
-the --chat-template text with the request's chat_template_kwargs; /props reports chat_template_caps.
+the --chat-template text with the request's chat_template_kwargs (over --chat-template-kwargs, and enable_thinking
+over --reasoning-budget 0); /props reports chat_template_caps.
 
 Model: stories260K-f32.gguf (it has no template of its own). The expected prompts are derived by hand from the
 template below and Jinja's rules; the BOS/EOS texts come from /props, and the leading BOS the template writes is
@@ -79,6 +80,12 @@ def test_jinja_server(srv):
     check("tool messages are not supported" in r.text, "apply-template: the template's message", r.text)
     r = apply(srv, {"messages": MSGS, "chat_template_kwargs": "no"})
     expect_error(r, 400, "invalid_request_error", "apply-template: chat_template_kwargs not an object")
+    # llama.cpp's message for a string enable_thinking (it reads the kwarg as a boolean), on both endpoints
+    msg = "invalid type for \"enable_thinking\" (expected boolean, got string)"
+    for path, extra in (("/apply-template", {}), ("/v1/chat/completions", {"max_tokens": 1})):
+        body = dict(extra, messages=MSGS, chat_template_kwargs={"enable_thinking": "no"})
+        r = requests.post(srv.url(path), json=body, timeout=30)
+        check(r.status_code == 400 and r.json()["error"]["message"] == msg, f"{path}: string enable_thinking", r.text)
 
     # the chat endpoint renders the same prompt: its token count is that of the rendered text
     kw = {"enable_thinking": False, "mode": "m"}
@@ -93,6 +100,29 @@ def test_jinja_server(srv):
                                                                "max_tokens": 1}, timeout=60)
     check(r.status_code == 400 and "tool messages are not supported" in r.text, "chat completion: template error",
           r.text[:300])
+
+
+def test_default_kwargs(binary, model):
+    # --chat-template-kwargs are the defaults a request's kwargs override key by key, enable_thinking included;
+    # --reasoning-budget 0 turns thinking off unless a kwarg turns it on (llama.cpp's server)
+    for args, cases in (
+            (["--chat-template-kwargs", '{"enable_thinking": false, "mode": "d"}'],
+             (({}, False, "d"), ({"mode": "r"}, False, "r"), ({"enable_thinking": True}, True, "d"))),
+            (["--reasoning-budget", "0"],
+             (({}, False, None), ({"mode": "r"}, False, "r"), ({"enable_thinking": True}, True, None)))):
+        srv = Server(binary, ["-m", model, "-c", "256", "-np", "1", "--chat-template", TEMPLATE] + args).start()
+        try:
+            props = requests.get(srv.url("/props"), timeout=10).json()
+            bos, eos = props["bos_token"], props["eos_token"]
+            r = requests.post(srv.url("/tokenize"), json={"content": "", "add_special": True}, timeout=10)
+            add_bos = r.status_code == 200 and len(r.json()["tokens"]) == 1
+            for kw, thinking, mode in cases:
+                r = apply(srv, {"messages": MSGS, "chat_template_kwargs": kw})
+                check(r.status_code == 200 and r.json().get("prompt") == expected(bos, eos, add_bos, thinking, mode),
+                      f"{args[0]}: request kwargs {kw}", r.text)
+        finally:
+            rc = srv.stop()
+        check(rc == 0, f"{args[0]} server: clean exit", rc)
 
 
 def main():
@@ -111,6 +141,7 @@ def main():
         finally:
             rc = srv.stop()
         check(rc == 0, "jinja server: clean exit", rc)
+        test_default_kwargs(args.server, model)
         # --no-jinja keeps the built-in formatter only, which cannot use this text: the server refuses to start
         srv = Server(args.server, ["-m", model, "-c", "256", "-np", "1", "--no-jinja", "--chat-template", TEMPLATE])
         failed = False

@@ -13,7 +13,9 @@ lazy unless tool_choice is "required", end to end on stories260K-f32.gguf, which
   {"name": ..., "parameters": ...} calls, parsed.
 - /completion takes llama.cpp's grammar_lazy / grammar_triggers fields: a lazy grammar without triggers and a
   malformed trigger are 400s; a trigger that never comes leaves the text alone; a word / pattern trigger the model
-  does write wakes the grammar there (free text up to the trigger, then the grammar's text, then EOS).
+  does write wakes the grammar there (free text up to the trigger, then the grammar's text, then EOS); a one-token
+  trigger word must be preserved and becomes a token trigger. A chat request's own lazy-grammar fields give way
+  to the format's (not read, so malformed ones are no error; without tools nothing is lazy).
 """
 import argparse
 import json
@@ -118,6 +120,19 @@ def test_hermes(srv):
         check(msg.get("content") == free["content"] and not msg.get("tool_calls"),
               "hermes auto: the lazy grammar leaves the untriggered text alone", (msg, free["content"][:200]))
 
+    # the format's lazy grammar replaces the request's own lazy-grammar fields (llama.cpp's
+    # oaicompat_chat_params_parse): malformed ones in a chat request are not read, and without tools nothing is lazy
+    r = chat(srv, tool_choice="auto", max_tokens=4, grammar_lazy=True, grammar_triggers=[{"type": 7}],
+             preserved_tokens=5)
+    p = slot_params(srv)
+    check(r.status_code == 200 and p.get("grammar_lazy") is True and p.get("grammar_triggers") == trig,
+          "hermes auto: the request's own lazy-grammar fields give way to the format's", (r.text[:200], p))
+    r = chat(srv, tools=None, max_tokens=4, grammar_lazy=True, grammar_triggers="x")
+    p = slot_params(srv)
+    check(r.status_code == 200 and p.get("grammar_lazy") is False and p.get("grammar_triggers") == [] and
+          p.get("preserved_tokens") == [], "chat without tools: no lazy grammar, whatever the request says",
+          (r.text[:200], p))
+
     # none: the tools do not reach the template
     with_tools = requests.post(srv.url("/apply-template"), json={"messages": USER, "tools": TOOLS}, timeout=30)
     none = requests.post(srv.url("/apply-template"), json={"messages": USER, "tools": TOOLS, "tool_choice": "none"},
@@ -143,6 +158,22 @@ def test_hermes(srv):
     plain = requests.post(srv.url("/completion"), json={"prompt": "Once", "n_predict": 6, "temperature": 0}, timeout=30)
     check(r.status_code == 200 and r.json()["content"] == plain.json()["content"],
           "completion: a lazy grammar whose trigger never comes constrains nothing", (r.text[:200], plain.text[:200]))
+    # a word trigger that is one token ("a" is one in this vocabulary) must be a preserved token, and then
+    # triggers on that token (llama.cpp's params_from_json_cmpl); /slots shows it as a token trigger
+    one_tok = [{"type": 1, "value": "a"}]
+    r = requests.post(srv.url("/completion"), json=dict(base, grammar_lazy=True, grammar_triggers=one_tok),
+                      timeout=30)
+    check(r.status_code == 400 and
+          r.json()["error"]["message"] == "Grammar trigger word should be marked as preserved token: a",
+          "one-token trigger word not preserved: 400", r.text)
+    r = requests.post(srv.url("/completion"), json=dict(base, grammar_lazy=True, grammar_triggers=one_tok,
+                                                        preserved_tokens=["a", "a"]), timeout=30)
+    sp = slot_params(srv)
+    kept = sp.get("preserved_tokens") or []
+    check(r.status_code == 200 and len(kept) == 1 and
+          sp.get("grammar_triggers") == [{"type": 0, "value": "a", "token": kept[0]}],
+          "preserved trigger word: a token trigger on the preserved token (kept once)",
+          (r.text[:200], sp.get("grammar_triggers"), kept))
     # a trigger the model does write: the free text up to it, then what the grammar demands, then the end
     text = requests.post(srv.url("/completion"), json={"prompt": "Once upon a time", "n_predict": 16,
                                                        "temperature": 0}, timeout=30).json()["content"]

@@ -109,26 +109,53 @@ struct common_chat_jinja * server_chat_jinja_init(const struct server_context * 
     return cj;
 }
 
+// the template kwargs of a request, read once: the request's "chat_template_kwargs" (any JSON type; checked where
+// the Jinja template uses it), --chat-template-kwargs parsed, and enable_thinking as they decide it
+struct template_kwargs {
+    const json_t * request;  // borrowed from the body; NULL when absent
+    json_t * defaults;       // owned; NULL without --chat-template-kwargs
+    bool enable_thinking;
+};
+
+// enable_thinking as llama.cpp's server decides it: on unless --reasoning-budget 0, overridden by the
+// chat_template_kwargs (request over --chat-template-kwargs); a string there is an error
+static bool read_template_kwargs(const struct server_context * sc, const json_t * body, struct template_kwargs * kw,
+                                 struct sj_err * err) {
+    kw->request = body ? json_object_get(body, "chat_template_kwargs") : NULL;
+    kw->defaults = sc->params.default_template_kwargs ? json_loads(sc->params.default_template_kwargs, 0, NULL)
+                                                      : NULL; // validated by the option parser
+    kw->enable_thinking = sc->params.reasoning_budget != 0;
+    const json_t * v = json_is_object(kw->request) ? json_object_get(kw->request, "enable_thinking") : NULL;
+    if (!v) {
+        v = json_object_get(kw->defaults, "enable_thinking");
+    }
+    if (json_is_boolean(v)) {
+        kw->enable_thinking = json_is_true(v);
+    } else if (json_is_string(v)) {
+        snprintf(err->msg, sizeof(err->msg), "invalid type for \"enable_thinking\" (expected boolean, got string)");
+        return false;
+    }
+    return true;
+}
+
 // the Jinja rendering, or NULL with the reason in err
 // tools: the request's tools when they are in use (NULL with tool_choice "none": the template shows none, as
 // llama.cpp's common_chat_templates_apply drops them)
-static char * apply_jinja(const struct server_context * sc, const json_t * msgs, bool add_ass, const json_t * body,
-                          const json_t * tools, bool enable_thinking, struct sj_err * err) {
-    const json_t * kwargs = body ? json_object_get(body, "chat_template_kwargs") : NULL;
+static char * apply_jinja(const struct server_context * sc, const json_t * msgs, bool add_ass,
+                          const struct template_kwargs * kw, const json_t * tools, struct sj_err * err) {
+    const json_t * kwargs = kw->request;
     if (kwargs && !json_is_null(kwargs) && !json_is_object(kwargs)) {
-        snprintf(err->msg, sizeof(err->msg), "\"chat_template_kwargs\" must be an object, got %s", sj_type_name(kwargs));
+        snprintf(err->msg, sizeof(err->msg), "\"chat_template_kwargs\" must be an object, got %s",
+                 sj_type_name(kwargs));
         return NULL;
     }
     // --chat-template-kwargs: the server's defaults, each key overridden by the request's
-    json_t * merged = NULL;
-    if (sc->params.default_template_kwargs) {
-        merged = json_loads(sc->params.default_template_kwargs, 0, NULL); // validated by the option parser
-        if (merged && json_is_object(kwargs)) {
-            json_object_update(merged, (json_t *) kwargs);
-        }
+    json_t * merged = kw->defaults ? json_deep_copy(kw->defaults) : NULL;
+    if (merged && json_is_object(kwargs)) {
+        json_object_update(merged, (json_t *) kwargs);
     }
     // thinking turned off (--reasoning-budget 0) reaches the template unless a kwarg says otherwise
-    if (!enable_thinking) {
+    if (!kw->enable_thinking) {
         if (!merged) {
             merged = json_is_object(kwargs) ? json_deep_copy(kwargs) : json_object();
         }
@@ -195,29 +222,6 @@ static json_t * add_system(const json_t * msgs, const char * text) {
         json_array_insert_new(out, 0, json_pack("{s:s, s:s}", "role", "system", "content", text));
     }
     return out;
-}
-
-// enable_thinking as llama.cpp's server decides it: on unless --reasoning-budget 0, overridden by the
-// chat_template_kwargs (request over --chat-template-kwargs); a string there is an error
-static bool read_enable_thinking(const struct server_context * sc, const json_t * body, bool * out,
-                                 struct sj_err * err) {
-    *out = sc->params.reasoning_budget != 0;
-    json_t * defaults = sc->params.default_template_kwargs ? json_loads(sc->params.default_template_kwargs, 0, NULL)
-                                                           : NULL;
-    const json_t * kw = body ? json_object_get(body, "chat_template_kwargs") : NULL;
-    const json_t * v = json_is_object(kw) ? json_object_get(kw, "enable_thinking") : NULL;
-    if (!v) {
-        v = json_object_get(defaults, "enable_thinking");
-    }
-    bool ok = true;
-    if (json_is_boolean(v)) {
-        *out = json_is_true(v);
-    } else if (json_is_string(v)) {
-        snprintf(err->msg, sizeof(err->msg), "invalid type for \"enable_thinking\" (expected boolean, got string)");
-        ok = false;
-    }
-    json_decref(defaults);
-    return ok;
 }
 
 static bool ends_with(const char * s, const char * suffix) {
@@ -290,10 +294,12 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
                  json_is_string(rfj) ? json_string_value(rfj) : sj_type_name(rfj));
         return NULL;
     }
-    bool enable_thinking = true;
-    if (!read_enable_thinking(sc, body, &enable_thinking, err)) {
+    struct template_kwargs kw;
+    if (!read_template_kwargs(sc, body, &kw, err)) {
+        json_decref(kw.defaults);
         return NULL;
     }
+    const bool enable_thinking = kw.enable_thinking;
     cp->parse_tool_calls = has_tools || (body && json_is_true(json_object_get(body, "parse_tool_calls")));
     json_t * tweaked = NULL;
     bool want_grammar = false, parallel = false;
@@ -350,7 +356,7 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
     // the message checks (and their error texts) are the same on both paths
     if (chat_messages(msgs, &chat, &owned, &n, err)) {
         if (sc->chat_jinja) {
-            buf = apply_jinja(sc, msgs, add_ass, body, has_tools ? tools : NULL, enable_thinking, err);
+            buf = apply_jinja(sc, msgs, add_ass, &kw, has_tools ? tools : NULL, err);
             if (!buf) {
                 SRV_WRN("%s: the Jinja chat template failed (%s); trying the built-in template\n", __func__, err->msg);
                 struct sj_err jerr = *err;
@@ -369,6 +375,7 @@ char * server_apply_chat_template_params(const struct server_context * sc, const
     free(owned);
     free(chat);
     json_decref(tweaked);
+    json_decref(kw.defaults);
     if (buf && sc->chat_jinja && add_ass) {
         buf = thinking_open_prompt(buf, cp->format, enable_thinking, &cp->thinking_forced_open);
         if (!buf) {

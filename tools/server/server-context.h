@@ -356,7 +356,7 @@ json_t * server_chat_msg_oai_json(const struct common_chat_msg * m);
 json_t * server_chat_diff_oai_json(const struct common_chat_msg_diff * d);
 
 // request fields -> slot params (server-routes-completion.c); the same pure read runs on the HTTP thread (to
-// answer 400) and on the inference thread (after the hand-over), so the task carries only the request JSON
+// answer 400) and on the inference thread (after the hand-over), so the task carries the request JSON for them
 bool server_read_slot_params(const struct server_context * sc, const json_t * body, int mode,
                              struct server_slot_params * p, struct sj_err * err);
 
@@ -390,13 +390,20 @@ struct server_grammar_lazy {
 // grammar without triggers (llama.cpp's messages)
 bool server_read_grammar_lazy(const struct server_context * sc, const json_t * body, struct server_grammar_lazy * out,
                               struct sj_err * err);
+// the same from a chat request's format grammar (llama.cpp's oaicompat_chat_params_parse puts its grammar_lazy,
+// grammar_triggers and preserved_tokens in place of the request's own); body gives json_schema / grammar
+bool server_chat_grammar_lazy(const struct server_context * sc, const json_t * body,
+                              const struct common_chat_grammar * g, struct server_grammar_lazy * out,
+                              struct sj_err * err);
 void server_grammar_lazy_free(struct server_grammar_lazy * g);
 // the triggers as llama.cpp's /slots shows them: [{"type", "value"[, "token"]}]
 json_t * server_grammar_triggers_json(const struct server_grammar_lazy * g);
 
-// the per-request sampler (server-sampling.c): common_sampler from the request's fields; NULL on failure
+// the per-request sampler (server-sampling.c): common_sampler from the request's fields and its lazy grammar
+// (parsed on the HTTP thread); NULL on failure
 struct common_sampler * server_sampler_init(const struct server_context * sc, const json_t * body,
-                                            const struct server_slot_params * p);
+                                            const struct server_slot_params * p,
+                                            const struct server_grammar_lazy * lazy);
 
 //
 // inference thread: responses (server-response.c)
@@ -411,8 +418,10 @@ json_t * server_oai_base(const struct server_context * sc, const struct server_s
 json_t * server_final_json(const struct server_context * sc, const struct server_slot * s);
 // one "data: ..." event (chunk consumed); false when the client went away
 bool     server_stream_send(struct server_slot * s, json_t * chunk);
-// the final chunk(s) and [DONE] of an OpenAI-shaped stream; false when the client went away
-bool     server_stream_final_oai(const struct server_context * sc, struct server_slot * s);
+// the end of a stream, after the last generated token, for every wire format: the text still held back, what
+// the parse of the complete text adds (chat modes), the format's closing chunk(s) or events, and [DONE] where
+// llama.cpp sends one (the OpenAI-shaped streams); false when the client went away
+bool     server_stream_end(const struct server_context * sc, struct server_slot * s);
 // one "event: name" / "data: ..." pair (data consumed); false when the client went away
 bool     server_stream_send_event(struct server_slot * s, const char * name, json_t * data);
 
@@ -422,10 +431,12 @@ json_t * server_final_json_resp(const struct server_context * sc, const struct s
 // a streamed step: the chat diffs as content-block / output-item events
 bool     server_stream_partial_anthropic(const struct server_context * sc, struct server_slot * s,
                                          const struct common_chat_msg_diff * diffs, size_t n_diffs);
-bool     server_stream_final_anthropic(const struct server_context * sc, struct server_slot * s);
+// the closing events after the final parse's changes (server_stream_end): every open block's stop,
+// message_delta, message_stop / the finished items' done events, response.completed
+bool     server_stream_close_anthropic(const struct server_context * sc, struct server_slot * s);
 bool     server_stream_partial_resp(const struct server_context * sc, struct server_slot * s,
                                     const struct common_chat_msg_diff * diffs, size_t n_diffs);
-bool     server_stream_final_resp(const struct server_context * sc, struct server_slot * s);
+bool     server_stream_close_resp(const struct server_context * sc, struct server_slot * s);
 // a streamed partial: delta text (and, native, the tokens / probabilities of this step); toks/probs consumed
 bool     server_stream_partial(const struct server_context * sc, struct server_slot * s, const char * d, size_t n,
                                json_t * toks, json_t * probs);

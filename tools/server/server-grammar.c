@@ -170,59 +170,28 @@ static bool is_preserved(const struct server_grammar_lazy * g, llama_token t) {
     return false;
 }
 
-static bool read_preserved(const struct server_context * sc, const json_t * list, struct server_grammar_lazy * g,
-                           struct sj_err * err) {
-    if (!list || json_is_null(list)) {
-        return true;
+// a marker text kept whole: a marker of another model's format that this vocabulary splits is simply not
+// preserved (llama.cpp)
+static void add_preserved(const struct server_context * sc, struct server_grammar_lazy * g, const char * text) {
+    const llama_token t = single_token(sc, text);
+    if (t != LLAMA_TOKEN_NULL && !is_preserved(g, t)) {
+        g->preserved[g->n_preserved++] = t;
     }
-    if (!json_is_array(list)) {
-        snprintf(err->msg, sizeof(err->msg), "\"preserved_tokens\" must be an array of strings");
-        return false;
-    }
-    g->preserved = calloc(json_array_size(list) + 1, sizeof(llama_token));
-    if (!g->preserved) {
-        snprintf(err->msg, sizeof(err->msg), "out of memory");
-        return false;
-    }
-    size_t i;
-    const json_t * el;
-    json_array_foreach(list, i, el) {
-        if (!json_is_string(el)) {
-            snprintf(err->msg, sizeof(err->msg), "\"preserved_tokens\"[%zu] must be a string", i);
-            return false;
-        }
-        // a marker of another model's format that this vocabulary splits is simply not preserved (llama.cpp)
-        const llama_token t = single_token(sc, json_string_value(el));
-        if (t != LLAMA_TOKEN_NULL && !is_preserved(g, t)) {
-            g->preserved[g->n_preserved++] = t;
-        }
-    }
-    return true;
 }
 
-static bool read_trigger(const struct server_context * sc, const json_t * el, size_t i, struct server_grammar_lazy * g,
-                         struct sj_err * err) {
-    const json_t * type = json_object_get(el, "type");
-    const json_t * value = json_object_get(el, "value");
-    const json_int_t ty = json_is_integer(type) ? json_integer_value(type) : -1;
-    if (!json_is_object(el) || ty < COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN || ty > COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN_FULL ||
-        !json_is_string(value)) {
-        snprintf(err->msg, sizeof(err->msg),
-                 "\"grammar_triggers\"[%zu] must be {\"type\": 0-3, \"value\": string[, \"token\": id]}", i);
-        return false;
-    }
-    struct common_grammar_trigger t = { (enum common_grammar_trigger_type) ty, NULL, LLAMA_TOKEN_NULL };
-    const char * v = json_string_value(value);
+// the i-th trigger; token is its id for a token trigger (< 0 when none was given). A word that is one token
+// triggers on that token, which must then be kept whole.
+static bool add_trigger(const struct server_context * sc, enum common_grammar_trigger_type type, const char * v,
+                        json_int_t token, size_t i, struct server_grammar_lazy * g, struct sj_err * err) {
+    struct common_grammar_trigger t = { type, NULL, LLAMA_TOKEN_NULL };
     if (t.type == COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN) {
-        const json_t * tok = json_object_get(el, "token");
-        const json_int_t id = json_is_integer(tok) ? json_integer_value(tok) : -1;
-        if (id < 0 || id >= llama_vocab_n_tokens(sc->vocab)) {
-            snprintf(err->msg, sizeof(err->msg), "\"grammar_triggers\"[%zu]: a token trigger needs a valid \"token\"", i);
+        if (token < 0 || token >= llama_vocab_n_tokens(sc->vocab)) {
+            snprintf(err->msg, sizeof(err->msg), "\"grammar_triggers\"[%zu]: a token trigger needs a valid \"token\"",
+                     i);
             return false;
         }
-        t.token = (llama_token) id;
+        t.token = (llama_token) token;
     } else if (t.type == COMMON_GRAMMAR_TRIGGER_TYPE_WORD) {
-        // a word that is one token triggers on that token, which must then be kept whole
         const llama_token one = single_token(sc, v);
         if (one != LLAMA_TOKEN_NULL) {
             if (!is_preserved(g, one)) {
@@ -243,30 +212,88 @@ static bool read_trigger(const struct server_context * sc, const json_t * el, si
     return true;
 }
 
+// room for n_preserved preserved tokens and n_triggers triggers
+static bool lazy_alloc(struct server_grammar_lazy * g, size_t n_preserved, size_t n_triggers, struct sj_err * err) {
+    g->preserved = calloc(n_preserved + 1, sizeof(llama_token));
+    g->triggers = calloc(n_triggers + 1, sizeof(*g->triggers));
+    if (!g->preserved || !g->triggers) {
+        snprintf(err->msg, sizeof(err->msg), "out of memory");
+        return false;
+    }
+    return true;
+}
+
+// llama.cpp's last check, the same for both sources
+static bool lazy_finish(struct server_grammar_lazy * g, bool ok, struct sj_err * err) {
+    if (ok && g->lazy && g->n_triggers == 0) {
+        snprintf(err->msg, sizeof(err->msg), "Error: no triggers set for lazy grammar!");
+        ok = false;
+    }
+    if (!ok) {
+        server_grammar_lazy_free(g);
+    }
+    return ok;
+}
+
+static bool read_preserved(const struct server_context * sc, const json_t * list, struct server_grammar_lazy * g,
+                           struct sj_err * err) {
+    if (!list || json_is_null(list)) {
+        return true;
+    }
+    if (!json_is_array(list)) {
+        snprintf(err->msg, sizeof(err->msg), "\"preserved_tokens\" must be an array of strings");
+        return false;
+    }
+    size_t i;
+    const json_t * el;
+    json_array_foreach(list, i, el) {
+        if (!json_is_string(el)) {
+            snprintf(err->msg, sizeof(err->msg), "\"preserved_tokens\"[%zu] must be a string", i);
+            return false;
+        }
+        add_preserved(sc, g, json_string_value(el));
+    }
+    return true;
+}
+
+static bool read_trigger(const struct server_context * sc, const json_t * el, size_t i, struct server_grammar_lazy * g,
+                         struct sj_err * err) {
+    const json_t * type = json_object_get(el, "type");
+    const json_t * value = json_object_get(el, "value");
+    const json_int_t ty = json_is_integer(type) ? json_integer_value(type) : -1;
+    if (!json_is_object(el) || ty < COMMON_GRAMMAR_TRIGGER_TYPE_TOKEN || ty > COMMON_GRAMMAR_TRIGGER_TYPE_PATTERN_FULL ||
+        !json_is_string(value)) {
+        snprintf(err->msg, sizeof(err->msg),
+                 "\"grammar_triggers\"[%zu] must be {\"type\": 0-3, \"value\": string[, \"token\": id]}", i);
+        return false;
+    }
+    const json_t * tok = json_object_get(el, "token");
+    return add_trigger(sc, (enum common_grammar_trigger_type) ty, json_string_value(value),
+                       json_is_integer(tok) ? json_integer_value(tok) : -1, i, g, err);
+}
+
+// llama.cpp reads grammar_lazy only where "grammar" (not a converted json_schema) is the grammar
+static bool schema_only(const json_t * body, bool chat_grammar) {
+    return json_object_get(body, "json_schema") && !json_object_get(body, "grammar") && !chat_grammar;
+}
+
 bool server_read_grammar_lazy(const struct server_context * sc, const json_t * body, struct server_grammar_lazy * out,
                               struct sj_err * err) {
     memset(out, 0, sizeof(*out));
-    // llama.cpp reads grammar_lazy only where "grammar" (not a converted json_schema) is the grammar
-    const bool schema_only = json_object_get(body, "json_schema") && !json_object_get(body, "grammar") &&
-                             !json_is_string(json_object_get(body, "__chat_grammar"));
     const json_t * lz = json_object_get(body, "grammar_lazy");
     if (lz && !json_is_null(lz) && !json_is_boolean(lz)) {
         snprintf(err->msg, sizeof(err->msg), "\"grammar_lazy\" must be a boolean");
         return false;
     }
-    out->lazy = !schema_only && json_is_true(lz);
-    bool ok = read_preserved(sc, json_object_get(body, "preserved_tokens"), out, err);
+    out->lazy = !schema_only(body, false) && json_is_true(lz); // a chat request reads the format's (below)
+    const json_t * pt = json_object_get(body, "preserved_tokens");
     const json_t * tr = json_object_get(body, "grammar_triggers");
+    bool ok = lazy_alloc(out, json_array_size(pt), json_array_size(tr), err) && read_preserved(sc, pt, out, err);
     if (ok && tr && !json_is_null(tr)) {
         if (!json_is_array(tr)) {
             snprintf(err->msg, sizeof(err->msg), "\"grammar_triggers\" must be an array");
             ok = false;
         } else {
-            out->triggers = calloc(json_array_size(tr) + 1, sizeof(*out->triggers));
-            ok = out->triggers != NULL;
-            if (!ok) {
-                snprintf(err->msg, sizeof(err->msg), "out of memory");
-            }
             size_t i;
             const json_t * el;
             json_array_foreach(tr, i, el) {
@@ -276,14 +303,26 @@ bool server_read_grammar_lazy(const struct server_context * sc, const json_t * b
             }
         }
     }
-    if (ok && out->lazy && out->n_triggers == 0) {
-        snprintf(err->msg, sizeof(err->msg), "Error: no triggers set for lazy grammar!");
-        ok = false;
+    return lazy_finish(out, ok, err);
+}
+
+bool server_chat_grammar_lazy(const struct server_context * sc, const json_t * body,
+                              const struct common_chat_grammar * g, struct server_grammar_lazy * out,
+                              struct sj_err * err) {
+    memset(out, 0, sizeof(*out));
+    out->lazy = !schema_only(body, g->grammar != NULL) && g->grammar_lazy;
+    bool ok = lazy_alloc(out, g->n_preserved_tokens, g->n_grammar_triggers, err);
+    for (size_t i = 0; ok && i < g->n_preserved_tokens; i++) {
+        add_preserved(sc, out, g->preserved_tokens[i]);
     }
-    if (!ok) {
-        server_grammar_lazy_free(out);
+    for (size_t i = 0; ok && i < g->n_grammar_triggers; i++) {
+        const struct common_grammar_trigger * t = &g->grammar_triggers[i];
+        // the format's triggers are words and patterns, without token ids as llama.cpp's request fields carry them
+        if (t->value) {
+            ok = add_trigger(sc, t->type, t->value, -1, i, out, err);
+        }
     }
-    return ok;
+    return lazy_finish(out, ok, err);
 }
 
 json_t * server_grammar_triggers_json(const struct server_grammar_lazy * g) {

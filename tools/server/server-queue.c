@@ -1,4 +1,5 @@
 #include "server-queue.h"
+#include "server-context.h" // server_grammar_lazy_free
 #include "server-http.h"
 
 #include <errno.h>
@@ -45,6 +46,10 @@ void server_task_release(struct server_task * t) {
         json_decref(t->data);
         json_decref(t->result);
         free(t->tokens);
+        if (t->grammar_lazy) {
+            server_grammar_lazy_free(t->grammar_lazy);
+            free(t->grammar_lazy);
+        }
         if (t->stream) {
             // never started (the server stopped first): end the response instead of leaving the client waiting
             server_http_stream_end(t->stream);

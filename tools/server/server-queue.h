@@ -41,6 +41,9 @@ struct server_task {
     int32_t * tokens;
     size_t    n_tokens;
     struct server_http_stream * stream;
+    // COMPLETION: the request's lazy grammar (grammar_lazy / grammar_triggers / preserved_tokens, or the chat
+    // format's), read once by the HTTP thread; owned, NULL = none (server-grammar.c)
+    struct server_grammar_lazy * grammar_lazy;
     struct server_task * next;
 };
 

@@ -151,19 +151,8 @@ bool server_stream_partial_anthropic(const struct server_context * sc, struct se
     return true;
 }
 
-bool server_stream_final_anthropic(const struct server_context * sc, struct server_slot * s) {
-    if (!anthropic_begin(sc, s)) {
-        return false;
-    }
-    struct common_chat_msg_diff * diffs = NULL;
-    size_t n_diffs = 0;
-    if (server_chat_msg_final(s, &diffs, &n_diffs)) {
-        const bool ok = server_stream_partial_anthropic(sc, s, diffs, n_diffs);
-        common_chat_msg_diffs_free(diffs, n_diffs);
-        if (!ok) {
-            return false;
-        }
-    }
+bool server_stream_close_anthropic(const struct server_context * sc, struct server_slot * s) {
+    (void) sc;
     // every open block closes, in order; a thinking block gets llama.cpp's empty signature first
     for (int b = 0; b < s->sse_next_block; b++) {
         if (b == s->sse_think_block &&
@@ -179,7 +168,6 @@ bool server_stream_final_anthropic(const struct server_context * sc, struct serv
     json_t * md = json_pack("{s:s, s:{s:s, s:o}, s:{s:i}}", "type", "message_delta", "delta", "stop_reason",
                             anthropic_stop_reason(s), "stop_sequence", anthropic_stop_sequence(s), "usage",
                             "output_tokens", s->n_decoded);
-    // no [DONE]: message_stop ends an Anthropic stream
     return server_stream_send_event(s, "message_delta", md) &&
            server_stream_send_event(s, "message_stop", json_pack("{s:s}", "type", "message_stop"));
 }
@@ -325,19 +313,7 @@ bool server_stream_partial_resp(const struct server_context * sc, struct server_
     return true;
 }
 
-bool server_stream_final_resp(const struct server_context * sc, struct server_slot * s) {
-    if (!resp_begin(s)) {
-        return false;
-    }
-    struct common_chat_msg_diff * diffs = NULL;
-    size_t n_diffs = 0;
-    if (server_chat_msg_final(s, &diffs, &n_diffs)) {
-        const bool ok = server_stream_partial_resp(sc, s, diffs, n_diffs);
-        common_chat_msg_diffs_free(diffs, n_diffs);
-        if (!ok) {
-            return false;
-        }
-    }
+bool server_stream_close_resp(const struct server_context * sc, struct server_slot * s) {
     const struct common_chat_msg * m = &s->chat_msg;
     if (nonempty(m->reasoning_content) &&
         !resp_event(s, "response.output_item.done", json_pack("{s:o}", "item", resp_reasoning_item(s)))) {
@@ -363,7 +339,5 @@ bool server_stream_final_resp(const struct server_context * sc, struct server_sl
                            "output", resp_output(s), "usage", resp_usage(s));
     json_t * done = json_pack("{s:s, s:o, s:o}", "type", "response.completed", "response", r, "timings",
                               server_timings_json(s));
-    // then [DONE], as llama.cpp ends every OpenAI-shaped stream
-    return server_stream_send_event(s, "response.completed", done) &&
-           server_http_stream_write(s->task->stream, "data: [DONE]\n\n", 14);
+    return server_stream_send_event(s, "response.completed", done);
 }

@@ -154,23 +154,26 @@ static bool server_stream_diffs(const struct server_context * sc, struct server_
     return ok;
 }
 
-// the end of an OpenAI stream, after the last text: llama.cpp's final chunk(s), then [DONE]. Chat: a chunk with
-// the finish_reason and an empty delta, and with stream_options.include_usage one more with "choices": [] and
-// the usage (OpenAI's spec); timings go on the last chunk. Completions: the final object, usage included.
-bool server_stream_final_oai(const struct server_context * sc, struct server_slot * s) {
+// the parse's changes of one step in the stream's wire format: Anthropic content-block events, Responses
+// output-item events (both open their stream on first use, even with no change), or OpenAI chat chunks
+static bool stream_chat_diffs(const struct server_context * sc, struct server_slot * s,
+                              const struct common_chat_msg_diff * diffs, size_t n_diffs) {
+    if (s->mode == COMPL_MODE_ANTHROPIC) {
+        return server_stream_partial_anthropic(sc, s, diffs, n_diffs);
+    }
+    if (s->mode == COMPL_MODE_OAI_RESP) {
+        return server_stream_partial_resp(sc, s, diffs, n_diffs);
+    }
+    return server_stream_diffs(sc, s, diffs, n_diffs, NULL);
+}
+
+// the last chunk(s) of an OpenAI stream, llama.cpp's. Chat: a chunk with the finish_reason and an empty delta,
+// and with stream_options.include_usage one more with "choices": [] and the usage (OpenAI's spec); timings go on
+// the last chunk. Completions: the final object, usage included.
+static bool stream_close_oai(const struct server_context * sc, struct server_slot * s) {
     json_t * last;
     bool ok = true;
     if (s->mode == COMPL_MODE_OAI_CHAT) {
-        // what the parse of the complete text adds (e.g. a tool call held back while the text could still grow)
-        struct common_chat_msg_diff * diffs = NULL;
-        size_t n_diffs = 0;
-        if (s->chat_parse && server_chat_msg_final(s, &diffs, &n_diffs)) {
-            ok = server_stream_diffs(sc, s, diffs, n_diffs, NULL);
-            common_chat_msg_diffs_free(diffs, n_diffs);
-            if (!ok) {
-                return false;
-            }
-        }
         last = server_oai_base(sc, s, "chat.completion.chunk");
         json_object_set_new(last, "choices", json_pack("[{s:s, s:i, s:{}}]", "finish_reason", server_finish_reason(s),
                                                        "index", 0, "delta"));
@@ -192,7 +195,42 @@ bool server_stream_final_oai(const struct server_context * sc, struct server_slo
         json_decref(last);
         return false;
     }
-    return server_stream_send(s, last) && server_http_stream_write(s->task->stream, "data: [DONE]\n\n", 14);
+    return server_stream_send(s, last);
+}
+
+bool server_stream_end(const struct server_context * sc, struct server_slot * s) {
+    // the unsent rest (held back while it could have begun a stop string)
+    if (s->n_sent < s->n_text) {
+        const bool ok = server_stream_partial(sc, s, s->text + s->n_sent, s->n_text - s->n_sent, json_array(), NULL);
+        s->n_sent = s->n_text;
+        if (!ok) {
+            return false;
+        }
+    }
+    if (s->mode == COMPL_MODE_NATIVE) {
+        // llama.cpp: the final object ends a native stream, no [DONE]
+        return server_stream_send(s, server_final_json(sc, s));
+    }
+    if (server_mode_is_chat(s->mode)) {
+        // what the parse of the complete text adds (e.g. a tool call held back while the text could still grow)
+        struct common_chat_msg_diff * diffs = NULL;
+        size_t n_diffs = 0;
+        const bool parsed = s->chat_parse && server_chat_msg_final(s, &diffs, &n_diffs);
+        const bool ok = stream_chat_diffs(sc, s, parsed ? diffs : NULL, parsed ? n_diffs : 0);
+        if (parsed) {
+            common_chat_msg_diffs_free(diffs, n_diffs);
+        }
+        if (!ok) {
+            return false;
+        }
+    }
+    if (s->mode == COMPL_MODE_ANTHROPIC) {
+        // no [DONE]: message_stop ends an Anthropic stream
+        return server_stream_close_anthropic(sc, s);
+    }
+    const bool ok = s->mode == COMPL_MODE_OAI_RESP ? server_stream_close_resp(sc, s) : stream_close_oai(sc, s);
+    // then [DONE], as llama.cpp ends every OpenAI-shaped stream
+    return ok && server_http_stream_write(s->task->stream, "data: [DONE]\n\n", 14);
 }
 
 bool server_stream_send_event(struct server_slot * s, const char * name, json_t * data) {
@@ -237,8 +275,7 @@ bool server_stream_partial(const struct server_context * sc, struct server_slot 
         if (!server_chat_msg_update(s, s->n_sent + n, true, &diffs, &n_diffs)) {
             return false;
         }
-        const bool ok = s->mode == COMPL_MODE_ANTHROPIC ? server_stream_partial_anthropic(sc, s, diffs, n_diffs)
-                                                        : server_stream_partial_resp(sc, s, diffs, n_diffs);
+        const bool ok = stream_chat_diffs(sc, s, diffs, n_diffs);
         common_chat_msg_diffs_free(diffs, n_diffs);
         return ok;
     }

@@ -52,7 +52,8 @@ static bool read_oai_logprobs(const json_t * body, int mode, int max_probs, stru
 }
 
 // request fields -> slot params; the same pure read runs on the HTTP thread (to answer 400) and on the
-// inference thread (after the hand-over), so the task carries only the request JSON
+// inference thread (after the hand-over), so the task carries the request JSON for them (the lazy grammar,
+// which tokenizes, is read once and travels parsed: server_task.grammar_lazy)
 bool server_read_slot_params(const struct server_context * sc, const json_t * body, int mode,
                              struct server_slot_params * p, struct sj_err * err) {
     const int n_vocab = llama_vocab_n_tokens(sc->vocab);
@@ -170,21 +171,10 @@ bool server_chat_prompt_tokens(const struct server_context * sc, const json_t * 
 #endif
 
 #ifdef LLAMA_SERVER_HAVE_CHAT
-// llama.cpp's oaicompat_chat_params_parse: the chat format's grammar fields replace the request's
+// llama.cpp's oaicompat_chat_params_parse: the chat format's grammar and extra stop strings replace the request's
+// (its lazy-grammar fields are read from the format's grammar directly, server_chat_grammar_lazy)
 static bool chat_grammar_to_body(const struct server_context * sc, json_t * body, const struct common_chat_grammar * g,
                                  struct sj_err * err) {
-    json_t * triggers = json_array();
-    json_t * preserved = json_array();
-    for (size_t i = 0; triggers && i < g->n_grammar_triggers; i++) {
-        json_array_append_new(triggers, json_pack("{s:i, s:s}", "type", (int) g->grammar_triggers[i].type, "value",
-                                                  g->grammar_triggers[i].value));
-    }
-    for (size_t i = 0; preserved && i < g->n_preserved_tokens; i++) {
-        json_array_append_new(preserved, json_string(g->preserved_tokens[i]));
-    }
-    json_object_set_new(body, "grammar_lazy", json_boolean(g->grammar_lazy));
-    json_object_set_new(body, "grammar_triggers", triggers ? triggers : json_array());
-    json_object_set_new(body, "preserved_tokens", preserved ? preserved : json_array());
     if (g->n_additional_stops > 0) {
         json_t * stop = json_object_get(body, "stop");
         json_t * list = json_is_array(stop) ? json_deep_copy(stop) : json_array();
@@ -223,11 +213,17 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
     json_object_del(body, "__parse_tool_calls");
     struct sj_err err = { { 0 } };
     struct server_slot_params p;
+    // the lazy grammar, read once here and carried by the task to the slot and its sampler
+    struct server_grammar_lazy * lazy = calloc(1, sizeof(*lazy));
+    bool lazy_read = false;
     bool b = true;
     int64_t n_cache_reuse = 0;
     int64_t id_slot = -1;
     bool grammar_ok = true;
     char * grammar = NULL;
+    if (!lazy) {
+        goto fail;
+    }
     if (!server_read_slot_params(sc, body, mode, &p, &err)) {
         goto fail;
     }
@@ -260,18 +256,17 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
         json_object_set_new(body, "__chat_format", json_integer(cp.format));
         json_object_set_new(body, "__thinking_forced_open", json_boolean(cp.thinking_forced_open));
         json_object_set_new(body, "__parse_tool_calls", json_boolean(cp.parse_tool_calls));
-        // the format's tool-call grammar travels as llama.cpp's request fields: grammar (internal key, it
-        // overrides any other), grammar_lazy, grammar_triggers, preserved_tokens and the extra stop strings
-        if (!chat_grammar_to_body(sc, body, &cp.tool_grammar, &err)) {
-            common_chat_grammar_free(&cp.tool_grammar);
+        // the format's tool-call grammar: the grammar (internal key, it overrides any other) and the extra stop
+        // strings travel in the request, its lazy part in the task
+        lazy_read = chat_grammar_to_body(sc, body, &cp.tool_grammar, &err) &&
+                    server_chat_grammar_lazy(sc, body, &cp.tool_grammar, lazy, &err);
+        common_chat_grammar_free(&cp.tool_grammar);
+        if (!lazy_read) {
             goto fail;
         }
-        common_chat_grammar_free(&cp.tool_grammar);
 #else
-        free(toks.data);
         server_res_err(res, "chat templates are not available in this build", ERROR_TYPE_NOT_SUPPORTED);
-        json_decref(body);
-        return NULL;
+        goto drop;
 #endif
     } else {
         const json_t * prompt = json_object_get(body, "prompt");
@@ -288,15 +283,10 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
             goto fail;
         }
     }
-    {
-        // the lazy grammar's fields (from the request, or set above by the chat format) are checked here so that
-        // a bad trigger is a 400 before the task is queued
-        struct server_grammar_lazy gl;
-        const bool gl_ok = server_read_grammar_lazy(sc, body, &gl, &err);
-        server_grammar_lazy_free(&gl);
-        if (!gl_ok) {
-            goto fail;
-        }
+    // the request's own lazy-grammar fields (the chat format's replaced them above): a bad trigger is a 400
+    // before the task is queued
+    if (!lazy_read && !server_read_grammar_lazy(sc, body, lazy, &err)) {
+        goto fail;
     }
     if (toks.n == 0) {
         snprintf(err.msg, sizeof(err.msg), "the prompt is empty");
@@ -307,26 +297,28 @@ static struct server_task * make_completion_task(struct server_context * sc, jso
         char * eb = server_error_body_exceed_context((int) (toks.n > INT_MAX ? INT_MAX : toks.n), sc->n_ctx_slot,
                                                      &status);
         server_http_res_take_body(res, status, eb);
-        free(toks.data);
-        json_decref(body);
-        return NULL;
+        goto drop;
     }
     struct server_task * t = server_task_new(SERVER_TASK_TYPE_COMPLETION);
     if (!t) {
-        free(toks.data);
-        json_decref(body);
         server_res_err(res, "out of memory", ERROR_TYPE_SERVER);
-        return NULL;
+        goto drop;
     }
     json_object_set_new(body, "__mode", json_integer(mode));
-    t->data     = body;
-    t->id_slot  = (int) id_slot;
-    t->tokens   = toks.data;
-    t->n_tokens = toks.n;
+    t->data         = body;
+    t->id_slot      = (int) id_slot;
+    t->tokens       = toks.data;
+    t->n_tokens     = toks.n;
+    t->grammar_lazy = lazy;
     return t;
 fail:
-    free(toks.data);
     server_res_err(res, err.msg[0] ? err.msg : "out of memory", ERROR_TYPE_INVALID_REQUEST);
+drop:
+    free(toks.data);
+    if (lazy) {
+        server_grammar_lazy_free(lazy);
+        free(lazy);
+    }
     json_decref(body);
     return NULL;
 }

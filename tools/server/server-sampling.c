@@ -93,7 +93,8 @@ static void read_sampler_order(const json_t * smp, struct common_params_sampling
 }
 
 struct common_sampler * server_sampler_init(const struct server_context * sc, const json_t * body,
-                                            const struct server_slot_params * p) {
+                                            const struct server_slot_params * p,
+                                            const struct server_grammar_lazy * lazy) {
     const int n_vocab = llama_vocab_n_tokens(sc->vocab);
     struct common_params_sampling sp = common_params_sampling_default();
     // the command line's sampler order (--samplers) and DRY breakers are the defaults a request may replace
@@ -164,21 +165,15 @@ struct common_sampler * server_sampler_init(const struct server_context * sc, co
             }
         }
     }
-    // a lazy grammar waits for its triggers (tool calls); checked on the HTTP thread already
-    struct server_grammar_lazy lazy;
-    struct sj_err lerr = { { 0 } };
-    ok = ok && server_read_grammar_lazy(sc, body, &lazy, &lerr);
-    if (ok) {
-        sp.grammar_lazy       = lazy.lazy;
-        sp.grammar_triggers   = lazy.triggers;
-        sp.n_grammar_triggers = (int32_t) lazy.n_triggers;
-    }
+    // a lazy grammar waits for its triggers (tool calls); common_sampler_init copies them
+    sp.grammar_lazy       = lazy->lazy;
+    sp.grammar_triggers   = lazy->triggers;
+    sp.n_grammar_triggers = (int32_t) lazy->n_triggers;
     struct common_sampler * smpl = NULL;
     if (ok) {
         sp.n_logit_bias = nb;
         sp.logit_bias   = biases;
         smpl = common_sampler_init(sc->model, &sp);
-        server_grammar_lazy_free(&lazy);
     }
     free(biases);
     return smpl;

@@ -68,24 +68,7 @@ void server_slot_release(struct server_context * sc, struct server_slot * s) {
 void server_slot_finish(struct server_context * sc, struct server_slot * s) {
     s->has_next_token = false;
     if (s->task->stream) {
-        // the unsent rest (held back while it could have begun a stop string), then the final chunk
-        bool ok = true;
-        if (s->n_sent < s->n_text) {
-            ok = server_stream_partial(sc, s, s->text + s->n_sent, s->n_text - s->n_sent, json_array(), NULL);
-            s->n_sent = s->n_text;
-        }
-        if (ok) {
-            if (s->mode == COMPL_MODE_NATIVE) {
-                ok = server_stream_send(s, server_final_json(sc, s));
-            } else if (s->mode == COMPL_MODE_ANTHROPIC) {
-                ok = server_stream_final_anthropic(sc, s);
-            } else if (s->mode == COMPL_MODE_OAI_RESP) {
-                ok = server_stream_final_resp(sc, s);
-            } else {
-                ok = server_stream_final_oai(sc, s);
-            }
-        }
-        (void) ok;
+        (void) server_stream_end(sc, s); // false: the client went away, nothing more to tell it
     } else {
         if (s->chat_parse) {
             server_chat_msg_final(s, NULL, NULL);  // out of memory: the last parse stands
@@ -188,28 +171,24 @@ static bool slot_launch(struct server_context * sc, struct server_slot * s, stru
         server_task_release(t);
         return false;
     }
-    // the lazy grammar's fields, kept for /slots and the response's generation_settings (the sampler reads its own)
-    struct server_grammar_lazy gl;
-    if (!server_read_grammar_lazy(sc, body, &gl, &err)) {
-        server_task_fail(t, err.msg, ERROR_TYPE_INVALID_REQUEST);
-        server_task_release(t);
-        return false;
-    }
+    // the lazy grammar the HTTP thread read, for the sampler and, as JSON, for /slots and the response's
+    // generation_settings
+    static const struct server_grammar_lazy no_lazy = { 0 };
+    const struct server_grammar_lazy * gl = t->grammar_lazy ? t->grammar_lazy : &no_lazy;
     json_decref(s->grammar_triggers);
     json_decref(s->preserved_tokens);
-    s->grammar_triggers = server_grammar_triggers_json(&gl);
+    s->grammar_triggers = server_grammar_triggers_json(gl);
     s->preserved_tokens = json_array();
-    for (size_t i = 0; s->preserved_tokens && i < gl.n_preserved; i++) {
-        json_array_append_new(s->preserved_tokens, json_integer(gl.preserved[i]));
+    for (size_t i = 0; s->preserved_tokens && i < gl->n_preserved; i++) {
+        json_array_append_new(s->preserved_tokens, json_integer(gl->preserved[i]));
     }
-    s->params.grammar_lazy     = gl.lazy;
+    s->params.grammar_lazy     = gl->lazy;
     s->params.grammar_triggers = s->grammar_triggers;
     s->params.preserved_tokens = s->preserved_tokens;
-    server_grammar_lazy_free(&gl);
     // the slot's adapter scales (set below from the request), as /slots shows them
     s->params.lora   = s->lora;
     s->params.n_lora = sc->n_lora;
-    s->smpl = server_sampler_init(sc, body, &s->params);
+    s->smpl = server_sampler_init(sc, body, &s->params, gl);
     if (!s->smpl) {
         // the HTTP thread checked the grammar already; as llama.cpp, a sampler that fails with one is the grammar's fault
         if (s->grammar) {
