@@ -86,15 +86,6 @@ size_t ggml_cpu_mul_mat_gemm_work_size(const struct ggml_tensor * node, int n_th
            (size_t) n_threads * GGML_PAD(ggml_cpu_gemm_pack_size(node->src[0]->type, k), GGML_CPU_CACHE_LINE) + GGML_CPU_CACHE_LINE;
 }
 
-// asks for nrows rows of row_bytes at stride bx to be brought towards the core (L2), without waiting for them
-static void prefetch_rows(const char * x, size_t bx, int nrows, size_t row_bytes) {
-    for (int r = 0; r < nrows; r++) {
-        for (size_t o = 0; o < row_bytes; o += GGML_CPU_CACHE_LINE) {
-            __builtin_prefetch(x + (size_t) r * bx + o, 0, 2);
-        }
-    }
-}
-
 static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_tensor * dst) {
     const struct ggml_tensor * src0 = dst->src[0];
     const struct ggml_tensor * src1 = dst->src[1];
@@ -136,26 +127,13 @@ static void mul_mat_gemm(const struct ggml_compute_params * params, struct ggml_
     const int64_t r3 = ne13 / ne03;
     const int64_t ntile = (ne01 + GGML_CPU_GEMM_ROWS - 1) / GGML_CPU_GEMM_ROWS;
     const int64_t nchunks = ntile * ne12 * ne13;
-    // the tile after this one is claimed before this one is packed, and its weights are prefetched while this
-    // one runs: packing reads 16 rows in step, a pattern the hardware prefetchers follow poorly (on 4 KiB
-    // pages of a mapped file every F16 row of 2048 is its own page), and it stalled on memory for 13 % of an
-    // F16 prompt
-    int64_t chunk = params->ith;
-    int64_t next  = chunk < nchunks ? ggml_cpu_chunk_next(params) : nchunks;
-    for (; chunk < nchunks; chunk = next, next = next < nchunks ? ggml_cpu_chunk_next(params) : nchunks) {
+    for (int64_t chunk = params->ith; chunk < nchunks; chunk = ggml_cpu_chunk_next(params)) {
         const int64_t t   = chunk % ntile;
         const int64_t i12 = (chunk / ntile) % ne12;
         const int64_t i13 = chunk / (ntile * ne12);
         const int64_t row0 = t * GGML_CPU_GEMM_ROWS;
         const int nrows = (int) (ne01 - row0 < GGML_CPU_GEMM_ROWS ? ne01 - row0 : GGML_CPU_GEMM_ROWS);
         const char * w = (const char *) src0->data + (i12 / r2) * nb02 + (i13 / r3) * nb03 + row0 * nb01;
-        if (next < nchunks) {
-            const int64_t nt = next % ntile, n12 = (next / ntile) % ne12, n13 = next / (ntile * ne12);
-            const int64_t nrow0 = nt * GGML_CPU_GEMM_ROWS;
-            const int nn = (int) (ne01 - nrow0 < GGML_CPU_GEMM_ROWS ? ne01 - nrow0 : GGML_CPU_GEMM_ROWS);
-            prefetch_rows((const char *) src0->data + (n12 / r2) * nb02 + (n13 / r3) * nb03 + nrow0 * nb01, nb01,
-                          nn, ggml_row_size(src0->type, ne00));
-        }
         if (!repacked) {
             ggml_cpu_gemm_pack(src0->type, ne00, w, nb01, nrows, pack);
         } else {
