@@ -66,18 +66,25 @@ static inline const char * th_data_dir(void) {
     return (d && *d) ? d : LLAMA_TEST_DATA_DEFAULT;
 }
 
-// path under the data folder; the returned buffer is static per call site ring (8 slots)
+// dir/<fmt...> written into the next of a caller's ring of 8 buffers (so that a few paths stay alive at once;
+// each kind of path has its own ring, so that a long-lived one is not overwritten by another kind)
+static inline const char * th_vpath(char bufs[8][4096], int * slot, const char * dir, const char * fmt, va_list args) {
+    char rel[3072];
+    vsnprintf(rel, sizeof(rel), fmt, args);
+    char * out = bufs[*slot];
+    *slot = (*slot + 1) % 8;
+    snprintf(out, 4096, "%s/%s", dir, rel);
+    return out;
+}
+
+// path under the data folder
 static inline const char * th_data_path(const char * fmt, ...) {
     static char bufs[8][4096];
     static int  slot = 0;
-    char rel[3072];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(rel, sizeof(rel), fmt, args);
+    const char * out = th_vpath(bufs, &slot, th_data_dir(), fmt, args);
     va_end(args);
-    char * out = bufs[slot];
-    slot = (slot + 1) % 8;
-    snprintf(out, sizeof(bufs[0]), "%s/%s", th_data_dir(), rel);
     return out;
 }
 

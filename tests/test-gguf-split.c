@@ -7,13 +7,12 @@
 //
 // usage: test-gguf-split path/to/llama-gguf-split path/to/temp-dir
 #include "harness.h"
+#include "harness-run.h"
 
 #include "gguf.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char * g_bin;
@@ -21,24 +20,8 @@ static const char * g_dir;
 
 // ---- running the tool ----------------------------------------------------------------------------------
 
-struct run_result {
-    int    status; // exit code, or -signal
-    char * out;
-    char * err;
-};
-
-static void run_free(struct run_result * r) {
-    free(r->out);
-    free(r->err);
-    r->out = r->err = NULL;
-}
-
-// runs g_bin with args (NULL-terminated), stdout / stderr captured
-static struct run_result run_tool(const char * const * args) {
-    struct run_result r = { -1000, NULL, NULL };
-    char out_path[4096], err_path[4096];
-    snprintf(out_path, sizeof(out_path), "%s/.stdout", g_dir);
-    snprintf(err_path, sizeof(err_path), "%s/.stderr", g_dir);
+// runs g_bin with args (NULL-terminated) in g_dir, stdout / stderr captured
+static struct th_run_result run_tool(const char * const * args) {
     char * argv[32];
     int a = 0;
     argv[a++] = (char *) g_bin;
@@ -46,31 +29,7 @@ static struct run_result run_tool(const char * const * args) {
         argv[a++] = (char *) args[i];
     }
     argv[a] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        const int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        const int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fo < 0 || fe < 0 || chdir(g_dir) != 0) {
-            _exit(126);
-        }
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    if (pid > 0 && waitpid(pid, &st, 0) == pid) {
-        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
-    }
-    r.out = th_read_file(out_path, NULL);
-    r.err = th_read_file(err_path, NULL);
-    if (!r.out) r.out = calloc(1, 1);
-    if (!r.err) r.err = calloc(1, 1);
-    unlink(out_path);
-    unlink(err_path);
-    return r;
+    return th_run(argv, g_dir);
 }
 
 // ---- files in the temp dir -----------------------------------------------------------------------------
@@ -78,14 +37,10 @@ static struct run_result run_tool(const char * const * args) {
 static const char * tmp_path(const char * fmt, ...) {
     static char bufs[8][4096];
     static int  slot = 0;
-    char rel[2048];
     va_list args;
     va_start(args, fmt);
-    vsnprintf(rel, sizeof(rel), fmt, args);
+    const char * out = th_vpath(bufs, &slot, g_dir, fmt, args);
     va_end(args);
-    char * out = bufs[slot];
-    slot = (slot + 1) % 8;
-    snprintf(out, sizeof(bufs[0]), "%s/%s", g_dir, rel);
     return out;
 }
 
@@ -345,19 +300,19 @@ static bool write_shard(const char * path, int split_no, int split_count, int64_
 
 // runs the tool, expecting success
 static bool run_ok(const char * const * args, const char * what) {
-    struct run_result r = run_tool(args);
+    struct th_run_result r = run_tool(args);
     TH_CHECK(r.status == 0, "%s: exit %d\n%s%s", what, r.status, r.out, r.err);
     const bool ok = r.status == 0;
-    run_free(&r);
+    th_run_free(&r);
     return ok;
 }
 
 // runs the tool, expecting exit status 1 with `msg` in stderr
 static void run_fails(const char * const * args, const char * msg, const char * what) {
-    struct run_result r = run_tool(args);
+    struct th_run_result r = run_tool(args);
     TH_CHECK(r.status == 1, "%s: exit %d, expected 1\n%s", what, r.status, r.err);
     TH_CHECK(strstr(r.err, msg) != NULL, "%s: stderr lacks '%s':\n%s", what, msg, r.err);
-    run_free(&r);
+    th_run_free(&r);
 }
 
 // ---- the cases -----------------------------------------------------------------------------------------
@@ -461,10 +416,10 @@ static void test_default_and_dry_run(const struct gfile * orig, const char * mod
     }
 
     const char * dargs[] = { "--dry-run", "--split-max-tensors", "20", model, "dry", NULL };
-    struct run_result r = run_tool(dargs);
+    struct th_run_result r = run_tool(dargs);
     TH_CHECK(r.status == 0, "split --dry-run: exit %d\n%s", r.status, r.err);
     TH_CHECK(strstr(r.out, "n_split: 3") && strstr(r.out, "split 00003: n_tensors = 8"), "dry-run plan:\n%s", r.out);
-    run_free(&r);
+    th_run_free(&r);
     TH_CHECK(count_files("dry") == 0, "split --dry-run wrote files");
 
     const char * mdargs[] = { "--merge", "--dry-run", shard_path("tq", 0, 3), "dry-merged.gguf", NULL };
@@ -572,10 +527,10 @@ static void test_errors(const struct gfile * orig, const char * model) {
     TH_CHECK(count_files("x-") == 0, "a bad command line wrote files");
 
     const char * h[] = { "--help", NULL };
-    struct run_result r = run_tool(h);
+    struct th_run_result r = run_tool(h);
     TH_CHECK(r.status == 0 && strstr(r.out, "usage:") && strstr(r.out, "--split-max-size N(M|G)"), "--help: exit %d\n%s",
              r.status, r.out);
-    run_free(&r);
+    th_run_free(&r);
 }
 
 int main(int argc, char ** argv) {

@@ -8,13 +8,12 @@
 //          quant    : greedy completion for the other six kjv model files
 //          sampling : the six seeded sampling cases: llama.cpp's chain, CPU == -bs, repeatable
 #include "harness.h"
+#include "harness-run.h"
 
 #include "gguf.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char * g_bin_simple;
@@ -22,50 +21,9 @@ static const char * g_bin_completion;
 static const char * g_bin_batched;
 static const char * g_bin_embedding;
 
-struct run_result {
-    int    status;  // exit code, or -signal
-    char * out;
-    char * err;
-};
-
-static void run_free(struct run_result * r) {
-    free(r->out);
-    free(r->err);
-    r->out = r->err = NULL;
-}
-
-// runs argv (NULL-terminated) with stdout/stderr captured in files
-static struct run_result run(char * const argv[]) {
-    struct run_result r = { -1000, NULL, NULL };
-    char out_path[] = "/tmp/test-programs-out-XXXXXX";
-    char err_path[] = "/tmp/test-programs-err-XXXXXX";
-    int fo = mkstemp(out_path);
-    int fe = mkstemp(err_path);
-    if (fo < 0 || fe < 0) {
-        return r;
-    }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int st = 0;
-    if (pid > 0 && waitpid(pid, &st, 0) == pid) {
-        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
-    }
-    close(fo);
-    close(fe);
-    r.out = th_read_file(out_path, NULL);
-    r.err = th_read_file(err_path, NULL);
-    unlink(out_path);
-    unlink(err_path);
-    if (!r.out) r.out = calloc(1, 1);
-    if (!r.err) r.err = calloc(1, 1);
-    return r;
+// runs argv (NULL-terminated) with stdout/stderr captured
+static struct th_run_result run(char * const argv[]) {
+    return th_run(argv, NULL);
 }
 
 static json_t * load_index(void) {
@@ -113,11 +71,11 @@ static void check_completion_case(const json_t * c, const char * extra_sampling_
         argv[a++] = (char *) extra_sampling_args[k];
     }
     argv[a] = NULL;
-    struct run_result r = run(argv);
+    struct th_run_result r = run(argv);
     TH_CHECK(r.status == 0, "%s '%s': exit %d\n%s", model, prompt, r.status, r.err);
     TH_CHECK(strcmp(r.out, expect) == 0, "%s '%s' (%s):\n  got      '%s'\n  expected '%s'", model, prompt,
              jstr(c, "sampler"), r.out, expect);
-    run_free(&r);
+    th_run_free(&r);
 }
 
 static void test_greedy_completion(const json_t * root, bool f32_only) {
@@ -175,10 +133,10 @@ static void test_sampling(const json_t * root) {
             argv[a++] = tok;
         }
         argv[a] = NULL;
-        struct run_result cpu = run(argv);
+        struct th_run_result cpu = run(argv);
         argv[a++] = "-bs";
         argv[a] = NULL;
-        struct run_result bk = run(argv);
+        struct th_run_result bk = run(argv);
         const char * what = jstr(c, "sampler");
         TH_CHECK(cpu.status == 0 && bk.status == 0, "%s: exit %d / %d (-bs)\n%s", what, cpu.status, bk.status, bk.err);
         // llama.cpp's stdout starts with the echoed prompt (dummy-prefix space) and ends with "\n\n"
@@ -200,11 +158,11 @@ static void test_sampling(const json_t * root) {
                  strstr(what, "minp0.05") ? "min-p" : "?min-p", filters ? "temp-ext" : "?temp-ext");
         TH_CHECK(strstr(cpu.err, chain) != NULL, "%s: expected '%s' in the log:\n%s", what, chain, cpu.err);
         TH_CHECK(strstr(cpu.err, "sampler seed: 4242") != NULL, "%s: seed line missing", what);
-        struct run_result again = run(argv);
+        struct th_run_result again = run(argv);
         TH_CHECK(again.status == 0 && strcmp(again.out, bk.out) == 0, "%s: a second -bs run differs", what);
-        run_free(&again);
-        run_free(&cpu);
-        run_free(&bk);
+        th_run_free(&again);
+        th_run_free(&cpu);
+        th_run_free(&bk);
         n++;
     }
     TH_CHECK(n == 6, "sampling cases run: %d", n);
@@ -224,14 +182,14 @@ static void test_simple(const json_t * root) {
         }
         // llama-simple takes the prompt as trailing words and renders special tokens (BOS = "<s>")
         char * argv[] = { (char *) g_bin_simple, "-m", (char *) mpath, "-n", "64", (char *) jstr(c, "prompt"), NULL };
-        struct run_result r = run(argv);
+        struct th_run_result r = run(argv);
         char expect[4096];
         snprintf(expect, sizeof(expect), "<s> %s%s\n", jstr(c, "prompt"), jstr(c, "generated_text"));
         TH_CHECK(r.status == 0, "simple exit %d: %s", r.status, r.err);
         TH_CHECK(strcmp(r.out, expect) == 0, "simple '%s':\n  got      '%s'\n  expected '%s'", jstr(c, "prompt"), r.out, expect);
         TH_CHECK(strstr(r.err, "main: decoded 64 tokens in ") != NULL && strstr(r.err, " t/s") != NULL,
                  "simple timing line missing:\n%s", r.err);
-        run_free(&r);
+        th_run_free(&r);
     }
 }
 
@@ -251,7 +209,7 @@ static void test_batched(const json_t * root) {
         // the greedy reference text
         char * argv[] = { (char *) g_bin_batched, "-m", (char *) mpath, "-p", "And God said", "-n", "40", "-np", "4",
                           "--temp", "0", "-t", "1", NULL };
-        struct run_result r = run(argv);
+        struct th_run_result r = run(argv);
         TH_CHECK(r.status == 0, "batched exit %d: %s", r.status, r.err);
         const char * gen = jstr(c, "generated_text");
         for (int s = 0; s < 4; s++) {
@@ -269,7 +227,7 @@ static void test_batched(const json_t * root) {
             TH_CHECK(len > 40 && strncmp(at, gen, len) == 0, "batched sequence %d: '%.*s' is not a prefix of '%s'",
                      s, (int) len, at, gen);
         }
-        run_free(&r);
+        th_run_free(&r);
     }
 }
 
@@ -306,7 +264,7 @@ static void test_embedding(void) {
     // one prompt: the full embedding, L2-normalized by default
     char * argv1[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "In the beginning", "--pooling", "mean",
                        "-t", "1", NULL };
-    struct run_result r = run(argv1);
+    struct th_run_result r = run(argv1);
     TH_CHECK(r.status == 0, "embedding exit %d: %s", r.status, r.err);
     const int n_embd = parse_embedding_line(r.out, 0, one, N_EMBD_MAX);
     TH_CHECK(n_embd > 16, "embedding values: %d\n%s", n_embd, r.out);
@@ -315,7 +273,7 @@ static void test_embedding(void) {
         norm += (double) one[i] * one[i];
     }
     TH_CHECK(fabs(sqrt(norm) - 1.0) < 1e-3, "L2 norm %f", sqrt(norm));
-    run_free(&r);
+    th_run_free(&r);
 
     // two prompts in one batch give the same embeddings as each alone (pooling keeps sequences apart)
     char * argv2[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "And God said\nIn the beginning",
@@ -361,7 +319,7 @@ static void test_embedding(void) {
         }
         TH_CHECK(d01 > 1e-3f, "different prompts gave the same embedding");
     }
-    run_free(&r);
+    th_run_free(&r);
 
     // identical lines: cosine similarity 1.00 in the matrix
     char * argv3[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "Amen\nAmen", "--pooling", "last",
@@ -370,22 +328,22 @@ static void test_embedding(void) {
     TH_CHECK(r.status == 0, "embedding (3) exit %d: %s", r.status, r.err);
     TH_CHECK(strstr(r.out, "cosine similarity matrix:") != NULL && strstr(r.out, "  1.00   1.00 Amen") != NULL,
              "similarity matrix:\n%s", r.out);
-    run_free(&r);
+    th_run_free(&r);
 
     char * argv4[] = { (char *) g_bin_embedding, "-m", (char *) mpath, "-p", "x", "--pooling", "max", NULL };
     r = run(argv4);
     TH_CHECK(r.status == 1 && strstr(r.err, "invalid pooling type 'max'") != NULL, "bad pooling: %d %s", r.status, r.err);
-    run_free(&r);
+    th_run_free(&r);
 }
 
 static void expect_failure(char * const argv[], const char * needle, bool one_line) {
-    struct run_result r = run(argv);
+    struct th_run_result r = run(argv);
     TH_CHECK(r.status == 1, "%s %s: exit status %d (want 1, no signal)\n%s", argv[0], argv[1] ? argv[1] : "", r.status, r.err);
     TH_CHECK(strstr(r.err, needle) != NULL, "stderr lacks '%s':\n%s", needle, r.err);
     if (one_line) {
         TH_CHECK(count_lines(r.err) == 1, "want one error line, got:\n%s", r.err);
     }
-    run_free(&r);
+    th_run_free(&r);
 }
 
 static void test_errors(void) {
@@ -483,10 +441,10 @@ static void test_errors(void) {
     // --help exits 0 with the usage on stdout
     {
         char * argv[] = { (char *) g_bin_completion, "--help", NULL };
-        struct run_result r = run(argv);
+        struct th_run_result r = run(argv);
         TH_CHECK(r.status == 0 && strstr(r.out, "-m,    --model") == NULL && strstr(r.out, "-m, --model FNAME") != NULL &&
                  strstr(r.out, "example usage") != NULL, "--help: %d\n%s", r.status, r.out);
-        run_free(&r);
+        th_run_free(&r);
     }
 }
 
@@ -511,7 +469,7 @@ static void test_context_and_logging(const json_t * root) {
 
     char * argv1[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-c", "32", "-n", "64",
                        "--temp", "0", "-no-cnv", "-t", "1", NULL };
-    struct run_result r1 = run(argv1);
+    struct th_run_result r1 = run(argv1);
     TH_CHECK(r1.status == 0, "context-full run exit %d", r1.status);
     TH_CHECK(strstr(r1.err, "context full and context shift is disabled => stopping") != NULL, "context-full message:\n%s", r1.err);
     // the text before the stop is the greedy text: prompt + generation, then "\n\n"
@@ -520,26 +478,26 @@ static void test_context_and_logging(const json_t * root) {
 
     char * argv2[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-c", "32", "-n", "64",
                        "--temp", "0", "-no-cnv", "-t", "1", "--context-shift", NULL };
-    struct run_result r2 = run(argv2);
+    struct th_run_result r2 = run(argv2);
     TH_CHECK(r2.status == 0, "context-shift run exit %d: %s", r2.status, r2.err);
     TH_CHECK(strlen(r2.out) > n1 + 20, "context shift generated no more text:\n'%s'", r2.out);
     TH_CHECK(strstr(r2.err, "eval time =") != NULL, "perf lines on stderr");
-    run_free(&r1);
-    run_free(&r2);
+    th_run_free(&r1);
+    th_run_free(&r2);
 
     char * argv3[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-n", "4", "--temp", "0",
                        "-no-cnv", "--log-disable", NULL };
-    struct run_result r3 = run(argv3);
+    struct th_run_result r3 = run(argv3);
     TH_CHECK(r3.status == 0 && r3.out[0] == '\0' && r3.err[0] == '\0', "--log-disable: %d '%s' '%s'", r3.status, r3.out, r3.err);
-    run_free(&r3);
+    th_run_free(&r3);
 
     // -r: generation stops right after the reverse prompt appears
     char * argv6[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-p", "In the beginning", "-n", "64", "--temp", "0",
                        "-no-cnv", "-t", "1", "-r", "Egypt", NULL };
-    struct run_result r6 = run(argv6);
+    struct th_run_result r6 = run(argv6);
     TH_CHECK(r6.status == 0 && strcmp(r6.out, " In the beginning of the LORD, and in the land of Egypt\n\n") == 0,
              "-r run: '%s'", r6.out);
-    run_free(&r6);
+    th_run_free(&r6);
 
     // the prompt from a file (-f), its final newline dropped, and --no-display-prompt
     const char * pf = "/tmp/test-programs-prompt.txt";
@@ -550,15 +508,15 @@ static void test_context_and_logging(const json_t * root) {
     }
     char * argv4[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-f", (char *) pf, "-n", "64", "--temp", "0",
                        "-no-cnv", "-t", "1", NULL };
-    struct run_result r4 = run(argv4);
+    struct th_run_result r4 = run(argv4);
     TH_CHECK(r4.status == 0 && strcmp(r4.out, ref) == 0, "-f run:\n'%s'", r4.out);
-    run_free(&r4);
+    th_run_free(&r4);
     char * argv5[] = { (char *) g_bin_completion, "-m", (char *) mpath, "-f", (char *) pf, "-n", "64", "--temp", "0",
                        "-no-cnv", "-t", "1", "--no-display-prompt", NULL };
-    struct run_result r5 = run(argv5);
+    struct th_run_result r5 = run(argv5);
     const char * gen_only = ref + strlen(" In the beginning");
     TH_CHECK(r5.status == 0 && strcmp(r5.out, gen_only) == 0, "--no-display-prompt:\n'%s'", r5.out);
-    run_free(&r5);
+    th_run_free(&r5);
     unlink(pf);
 }
 

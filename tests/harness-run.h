@@ -1,0 +1,60 @@
+// Running a program from a test: argv (NULL-terminated, argv[0] the binary's path) in a child process, in
+// directory cwd (NULL: this one), with its stdout and stderr captured whole. Include after harness.h.
+#pragma once
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct th_run_result {
+    int    status; // exit code, -signal, or -1000 when the program could not be started
+    char * out;    // never NULL after th_run
+    char * err;
+};
+
+static inline void th_run_free(struct th_run_result * r) {
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+static inline struct th_run_result th_run(char * const argv[], const char * cwd) {
+    struct th_run_result r = { -1000, NULL, NULL };
+    char out_path[] = "/tmp/th-run-out-XXXXXX";
+    char err_path[] = "/tmp/th-run-err-XXXXXX";
+    const int fo = mkstemp(out_path);
+    const int fe = mkstemp(err_path);
+    if (fo >= 0 && fe >= 0) {
+        fflush(stdout);
+        fflush(stderr);
+        const pid_t pid = fork();
+        if (pid == 0) {
+            if (cwd && chdir(cwd) != 0) {
+                _exit(126);
+            }
+            dup2(fo, 1);
+            dup2(fe, 2);
+            execv(argv[0], argv);
+            _exit(127);
+        }
+        int st = 0;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid) {
+            r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+        }
+        r.out = th_read_file(out_path, NULL);
+        r.err = th_read_file(err_path, NULL);
+    }
+    if (fo >= 0) {
+        close(fo);
+        unlink(out_path);
+    }
+    if (fe >= 0) {
+        close(fe);
+        unlink(err_path);
+    }
+    if (!r.out) r.out = calloc(1, 1);
+    if (!r.err) r.err = calloc(1, 1);
+    return r;
+}
