@@ -581,7 +581,7 @@ static const char * h_json_schema_file(struct common_params * p, const char * v)
     return err;
 }
 
-static const char * h_override_kv(struct common_params * p, const char * v) {
+const char * common_parse_kv_override(const char * v, struct llama_model_kv_override * out) {
     // KEY=TYPE:VALUE with TYPE int, float, bool or str
     const char * eq = strchr(v, '=');
     if (!eq || eq == v || (size_t) (eq - v) >= 128) {
@@ -622,6 +622,16 @@ static const char * h_override_kv(struct common_params * p, const char * v) {
         snprintf(kvo.val_str, sizeof(kvo.val_str), "%s", tv + 4);
     } else {
         return arg_errorf("invalid type in override '%s' (expected int, float, bool or str)", v);
+    }
+    *out = kvo;
+    return NULL;
+}
+
+static const char * h_override_kv(struct common_params * p, const char * v) {
+    struct llama_model_kv_override kvo;
+    const char * e = common_parse_kv_override(v, &kvo);
+    if (e) {
+        return e;
     }
     // room for the terminating empty entry added after parsing
     struct llama_model_kv_override * grown = realloc(p->kv_overrides, ((size_t) p->n_kv_overrides + 2) * sizeof(*grown));
@@ -1478,6 +1488,21 @@ static const char * h_no_prefill_assistant(struct common_params * p, const char 
     return NULL;
 }
 
+// --in-file: one more imatrix file to combine (repeatable)
+static const char * h_in_file(struct common_params * p, const char * v) {
+    char ** grown = realloc(p->in_files, ((size_t) p->n_in_files + 1) * sizeof(char *));
+    if (!grown) {
+        return "out of memory";
+    }
+    p->in_files = grown;
+    p->in_files[p->n_in_files] = NULL;
+    if (!common_params_set_str(&p->in_files[p->n_in_files], v)) {
+        return "out of memory";
+    }
+    p->n_in_files++;
+    return NULL;
+}
+
 //
 // the table
 //
@@ -1486,6 +1511,7 @@ static const char * h_no_prefill_assistant(struct common_params * p, const char 
 #define GEN_PROGRAMS (EX(LLAMA_EXAMPLE_COMPLETION) | EX(LLAMA_EXAMPLE_CLI))
 #define SPEC_PROGRAMS (EX(LLAMA_EXAMPLE_SPECULATIVE) | EX(LLAMA_EXAMPLE_LOOKUP) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI))
 #define PPL_PROGRAMS EX(LLAMA_EXAMPLE_PERPLEXITY)
+#define IMATRIX_PROGRAMS EX(LLAMA_EXAMPLE_IMATRIX)
 #define EMBD_PROGRAMS (EX(LLAMA_EXAMPLE_EMBEDDING) | EX(LLAMA_EXAMPLE_RETRIEVAL) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_DEBUG))
 
 #define MMPROJ_PROGRAMS (EX(LLAMA_EXAMPLE_MTMD) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI))
@@ -1845,6 +1871,24 @@ static const struct common_arg k_args[] = {
       NULL, PPL_PROGRAMS, ARG_INT, OFF(ppl_output_type), 0, 1, NULL, GROUP_EXAMPLE, 0 },
     { {"--chunks", NULL}, "N", "max number of chunks to process (default: -1, -1 = all)",
       NULL, PPL_PROGRAMS | EX(LLAMA_EXAMPLE_IMATRIX), ARG_INT, OFF(n_chunks), -1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"-o", "--output", "--output-file", NULL}, "FNAME", "output file (default: 'imatrix.gguf')",
+      "", IMATRIX_PROGRAMS, ARG_STR, OFF(out_file), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-ofreq", "--output-frequency", NULL}, "N", "output the imatrix every N iterations (default: 10)",
+      "", IMATRIX_PROGRAMS, ARG_INT, OFF(n_out_freq), 1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--save-frequency", NULL}, "N", "save an imatrix copy every N iterations (default: 0)",
+      "", IMATRIX_PROGRAMS, ARG_INT, OFF(n_save_freq), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--process-output", NULL}, NULL, "collect data for the output tensor (default: false)",
+      "", IMATRIX_PROGRAMS, ARG_TRUE, OFF(process_output), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--no-ppl", NULL}, NULL, "do not compute perplexity (default: true)",
+      "", IMATRIX_PROGRAMS, ARG_FALSE, OFF(compute_ppl), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--chunk", "--from-chunk", NULL}, "N", "start processing the input from chunk N (default: 0)",
+      "", IMATRIX_PROGRAMS, ARG_INT, OFF(i_chunk), 0, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"--in-file", NULL}, "FNAME", "additional imatrix file(s) to combine (repeatable)",
+      "", IMATRIX_PROGRAMS, ARG_FN, 0, NO_RANGE, h_in_file, GROUP_EXAMPLE, 0 },
+    { {"--parse-special", NULL}, NULL, "parse special tokens (chat, tool, etc) (default: false)",
+      "", IMATRIX_PROGRAMS, ARG_TRUE, OFF(parse_special), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"--show-statistics", NULL}, NULL, "show imatrix statistics and then exit (default: false)",
+      "", IMATRIX_PROGRAMS, ARG_TRUE, OFF(show_statistics), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--hellaswag", NULL}, NULL, "compute HellaSwag score over random tasks from datafile supplied with -f",
       NULL, PPL_PROGRAMS, ARG_TRUE, OFF(hellaswag), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
     { {"--winogrande", NULL}, NULL, "compute Winogrande score over random tasks from datafile supplied with -f",

@@ -44,6 +44,11 @@ const char * common_arg_value_hint(int32_t i);
 const char * common_arg_env(int32_t i, char * buf, size_t buf_size);
 bool         common_arg_applies(int32_t i, enum llama_example ex);
 
+// llama.cpp's string_parse_kv_override for programs with their own option loop (llama-quantize): one
+// --override-kv value KEY=TYPE:VALUE (TYPE int, float, bool or str) into *out. NULL on success, else what
+// is wrong (a static buffer, valid until the next call).
+const char * common_parse_kv_override(const char * data, struct llama_model_kv_override * out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -295,6 +295,9 @@ struct common_params common_params_default(void) {
     p.slot_prompt_similarity = 0.10f;
     p.prefill_assistant      = true;
 
+    p.n_out_freq  = 10;
+    p.compute_ppl = true;
+
     return p;
 }
 
@@ -329,6 +332,13 @@ void common_params_free(struct common_params * p) {
     free_str(&p->input_prefix);
     free_str(&p->input_suffix);
     free_str(&p->logits_file);
+    free_str(&p->out_file);
+    for (int i = 0; i < p->n_in_files; i++) {
+        free(p->in_files[i]);
+    }
+    free(p->in_files);
+    p->in_files   = NULL;
+    p->n_in_files = 0;
     for (int i = 0; i < p->n_antiprompt; i++) {
         free(p->antiprompt[i]);
     }

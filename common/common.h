@@ -336,6 +336,18 @@ struct common_params {
     int32_t reasoning_budget;         // --reasoning-budget: -1 = unrestricted
     float   slot_prompt_similarity;   // -sps: 0.10 (0 = disabled)
     bool    prefill_assistant;        // true
+
+    // llama-imatrix (llama.cpp's field names)
+    char *  out_file;                 // -o: output file (owned; NULL = the program's default)
+    int32_t n_out_freq;               // -ofreq: 10: write the output every N chunks
+    int32_t n_save_freq;              // --save-frequency: 0: also keep a copy <out>.at_N every N chunks (0 = never)
+    int32_t i_chunk;                  // --chunk: 0: skip the first N chunks of the input
+    bool    process_output;           // --process-output: also collect output.weight
+    bool    compute_ppl;              // true: --no-ppl clears it
+    bool    parse_special;            // --parse-special: special tokens in the text are parsed
+    bool    show_statistics;          // --show-statistics: print statistics of one --in-file and exit
+    int32_t n_in_files;               // --in-file (repeatable): imatrix files to combine, owned strings
+    char ** in_files;
 };
 
 // llama.cpp's defaults (strings that have a default are allocated)

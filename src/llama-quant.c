@@ -716,21 +716,34 @@ static bool quant_to_f32(const struct ggml_tensor * t, const void * data, float 
     return true;
 }
 
-static const float * quant_find_imatrix(const struct llama_model_quantize_params * p, const struct ggml_tensor * t) {
+// *out: the tensor's importance vectors (one per ne[2] x ne[3] slice), or NULL if the imatrix has none.
+// As in llama.cpp a wrong-sized entry is fatal (most of the model would silently go without it), except for
+// token_embd.weight, which is then quantized without one.
+static bool quant_find_imatrix(const struct llama_model_quantize_params * p, const struct ggml_tensor * t,
+                               const float ** out) {
+    *out = NULL;
     if (!p->imatrix) {
-        return NULL;
+        return true;
     }
     for (const struct llama_model_imatrix_data * d = p->imatrix; d->name != NULL; d++) {
         if (strcmp(d->name, t->name) == 0) {
-            if (d->size != (size_t) (t->ne[0] * t->ne[2])) {
-                LLAMA_LOG_WARN("%s: imatrix size %zu differs from %" PRId64 " for %s; not used\n", __func__,
-                               d->size, t->ne[0] * t->ne[2], t->name);
-                return NULL;
+            const int64_t want = t->ne[0] * t->ne[2] * t->ne[3];
+            if (d->size != (size_t) want) {
+                LLAMA_LOG_INFO("\n");
+                if (name_is_token_embd(t->name)) {
+                    LLAMA_LOG_WARN("%s: imatrix size %zu is different from tensor size %" PRId64 " for %s; not used\n",
+                                   __func__, d->size, want, t->name);
+                    return true;
+                }
+                LLAMA_LOG_ERROR("%s: imatrix size %zu is different from tensor size %" PRId64 " for %s\n", __func__,
+                                d->size, want, t->name);
+                return false;
             }
-            return d->data;
+            *out = d->data;
+            return true;
         }
     }
-    return NULL;
+    return true;
 }
 
 static void quant_apply_kv_overrides(struct gguf_context * out, const struct llama_model_kv_override * o) {
@@ -864,7 +877,10 @@ static bool quant_process_tensor(struct quant_run * r, size_t i, int nthread, si
         LLAMA_LOG_INFO("size = %8.3f MiB\n", nbytes/1024.0/1024.0);
     } else {
         const int64_t ne = ggml_nelements(t);
-        const float * imatrix = quant_find_imatrix(params, t);
+        const float * imatrix = NULL;
+        if (!quant_find_imatrix(params, t, &imatrix)) {
+            return false;
+        }
         if (!imatrix && quant_requires_imatrix(t->name, new_type, r->qs.ftype)) {
             LLAMA_LOG_INFO("\n");
             LLAMA_LOG_ERROR("%s: missing importance matrix for tensor %s (type %s)\n", __func__, t->name,

@@ -2,9 +2,12 @@
 //
 //   llama-quantize [options] model-f32.gguf [model-quant.gguf] type [nthreads]
 //
-// Exit status 0 on success, 1 on bad arguments or a failed quantization (nothing is left under the output
-// name then).
+// Exit status 0 on success, 1 on bad arguments, a bad importance matrix or a failed quantization (nothing is
+// left under the output name then).
 
+#include "quantize-imatrix.h"
+
+#include "arg.h"
 #include "llama.h"
 
 #include <ctype.h>
@@ -51,6 +54,12 @@ static const struct quant_option QUANT_OPTIONS[] = {
 
 #define MAX_TENSOR_TYPES 256
 
+// llama.cpp's metadata keys recording which importance matrix a quantized model was made with
+#define LLM_KV_QUANTIZE_IMATRIX_FILE      "quantize.imatrix.file"
+#define LLM_KV_QUANTIZE_IMATRIX_DATASET   "quantize.imatrix.dataset"
+#define LLM_KV_QUANTIZE_IMATRIX_N_ENTRIES "quantize.imatrix.entries_count"
+#define LLM_KV_QUANTIZE_IMATRIX_N_CHUNKS  "quantize.imatrix.chunks_count"
+
 static bool str_ieq(const char * a, const char * b) {
     for (; *a && *b; a++, b++) {
         if (tolower((unsigned char) *a) != tolower((unsigned char) *b)) {
@@ -92,8 +101,9 @@ static enum ggml_type parse_ggml_type(const char * s) {
 }
 
 static void usage(const char * exe) {
-    printf("usage: %s [--help] [--allow-requantize] [--leave-output-tensor] [--pure] [--output-tensor-type]\n", exe);
-    printf("       [--token-embedding-type] [--tensor-type] [--dry-run] model-f32.gguf [model-quant.gguf] type [nthreads]\n\n");
+    printf("usage: %s [--help] [--allow-requantize] [--leave-output-tensor] [--pure] [--imatrix] [--include-weights]\n", exe);
+    printf("       [--exclude-weights] [--output-tensor-type] [--token-embedding-type] [--tensor-type] [--override-kv]\n");
+    printf("       [--dry-run] model-f32.gguf [model-quant.gguf] type [nthreads]\n\n");
     printf("  --allow-requantize\n");
     printf("                                      allow requantizing tensors that have already been quantized\n");
     printf("                                      WARNING: this can severely reduce quality compared to quantizing\n");
@@ -102,14 +112,26 @@ static void usage(const char * exe) {
     printf("                                      leave output.weight un(re)quantized\n");
     printf("  --pure\n");
     printf("                                      disable k-quant mixtures and quantize all tensors to the same type\n");
+    printf("  --imatrix file_name\n");
+    printf("                                      use data in file_name as importance matrix for quant optimizations\n");
+    printf("                                      (llama-imatrix's GGUF files or the legacy .dat format)\n");
+    printf("  --include-weights tensor_name\n");
+    printf("                                      use importance matrix for this/these tensor(s); may be repeated\n");
+    printf("  --exclude-weights tensor_name\n");
+    printf("                                      do not use importance matrix for this/these tensor(s); may be repeated\n");
     printf("  --output-tensor-type ggml_type\n");
     printf("                                      use this ggml_type for the output.weight tensor\n");
     printf("  --token-embedding-type ggml_type\n");
     printf("                                      use this ggml_type for the token embeddings tensor\n");
     printf("  --tensor-type tensor_name=ggml_type\n");
     printf("                                      quantize tensors matching tensor_name to ggml_type; may be repeated\n");
+    printf("  --override-kv KEY=TYPE:VALUE\n");
+    printf("                                      override model metadata by key in the quantized model (TYPE: int,\n");
+    printf("                                      float, bool or str); may be repeated\n");
+    printf("                                      WARNING: this is an advanced option, use with care.\n");
     printf("  --dry-run\n");
     printf("                                      calculate and show the final quantization size without quantizing\n\n");
+    printf("note: --include-weights and --exclude-weights cannot be used together\n\n");
     printf("-----------------------------------------------------------------------------\n");
     printf(" allowed quantization types\n");
     printf("-----------------------------------------------------------------------------\n\n");
@@ -131,6 +153,54 @@ static bool same_file(const char * a, const char * b) {
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+static void kv_set_str(struct llama_model_kv_override * kv, const char * key, const char * val) {
+    memset(kv, 0, sizeof(*kv));
+    snprintf(kv->key, sizeof(kv->key), "%s", key);
+    kv->tag = LLAMA_KV_OVERRIDE_TYPE_STR;
+    // llama.cpp keeps the first 127 bytes of a longer value
+    snprintf(kv->val_str, sizeof(kv->val_str), "%s", val);
+}
+
+static void kv_set_int(struct llama_model_kv_override * kv, const char * key, int64_t val) {
+    memset(kv, 0, sizeof(*kv));
+    snprintf(kv->key, sizeof(kv->key), "%s", key);
+    kv->tag = LLAMA_KV_OVERRIDE_TYPE_INT;
+    kv->val_i64 = val;
+}
+
+// llama.cpp's load_imatrix + prepare_imatrix: read the file, print what it holds, apply the weight selection.
+// false (after an error line) if the file cannot be used.
+static bool prepare_imatrix(const char * fname, const char * const * incl, size_t n_incl, const char * const * excl,
+                            size_t n_excl, struct quant_imatrix * im) {
+    char err[1024];
+    if (!quant_imatrix_load(fname, im, err, sizeof(err))) {
+        fprintf(stderr, "%s\n", err);
+        fprintf(stderr, "%s: failed to load importance matrix from '%s'\n", __func__, fname);
+        return false;
+    }
+    const char * fn = im->legacy ? "load_legacy_imatrix" : "load_imatrix";
+    if (im->legacy) {
+        if (im->n_datasets > 0) {
+            printf("%s: imatrix dataset='%s'\n", fn, im->datasets[0]);
+        }
+    } else if (im->n_datasets > 0) {
+        printf("%s: imatrix datasets=['%s'", fn, im->datasets[0]);
+        for (size_t i = 1; i < im->n_datasets; i++) {
+            printf(", '%s'", im->datasets[i]);
+        }
+        printf("]\n");
+    }
+    printf("%s: loaded %d importance matrix entries from %s computed on %d chunks\n", fn, (int) im->n, fname,
+           im->chunk_count);
+    quant_imatrix_exclude(im, excl, n_excl);
+    quant_imatrix_include(im, incl, n_incl);
+    if (im->n > 0) {
+        printf("%s: have %d importance matrix entries\n", __func__, (int) im->n);
+    }
+    fflush(stdout);  // before the library's progress lines on stderr
+    return true;
+}
+
 int main(int argc, char ** argv) {
     struct llama_model_quantize_params params = llama_model_quantize_default_params();
 
@@ -138,6 +208,22 @@ int main(int argc, char ** argv) {
     static struct llama_model_tensor_override tto[MAX_TENSOR_TYPES + 1];
     static char tto_names[MAX_TENSOR_TYPES][256];
     size_t n_tto = 0;
+
+    // --imatrix, --include-weights / --exclude-weights (the names point into argv)
+    const char * imatrix_file = NULL;
+    const char ** incl = calloc((size_t) argc + 1, sizeof(*incl));
+    const char ** excl = calloc((size_t) argc + 1, sizeof(*excl));
+    size_t n_incl = 0, n_excl = 0;
+    // --override-kv entries, then the four quantize.imatrix.* keys, then the empty terminator
+    struct llama_model_kv_override * kvo = calloc((size_t) argc + 5, sizeof(*kvo));
+    size_t n_kvo = 0;
+    struct quant_imatrix im;
+    memset(&im, 0, sizeof(im));
+    int ret = 1;
+    if (!incl || !excl || !kvo) {
+        fprintf(stderr, "error: out of memory\n");
+        goto done;
+    }
 
     int ai = 1;
     for (; ai < argc && strncmp(argv[ai], "--", 2) == 0; ai++) {
@@ -154,12 +240,12 @@ int main(int argc, char ** argv) {
             if (ai + 1 >= argc) {
                 fprintf(stderr, "error: %s needs a type\n", a);
                 usage(argv[0]);
-                return 1;
+                goto done;
             }
             const enum ggml_type t = parse_ggml_type(argv[++ai]);
             if (t == GGML_TYPE_COUNT) {
                 usage(argv[0]);
-                return 1;
+                goto done;
             }
             if (strcmp(a, "--output-tensor-type") == 0) {
                 params.output_tensor_type = t;
@@ -172,12 +258,12 @@ int main(int argc, char ** argv) {
             if (!eq || eq == v || n_tto >= MAX_TENSOR_TYPES || (size_t) (eq - v) >= sizeof(tto_names[0])) {
                 fprintf(stderr, "error: malformed --tensor-type '%s' (expected tensor_name=ggml_type)\n", v ? v : "");
                 usage(argv[0]);
-                return 1;
+                goto done;
             }
             const enum ggml_type t = parse_ggml_type(eq + 1);
             if (t == GGML_TYPE_COUNT) {
                 usage(argv[0]);
-                return 1;
+                goto done;
             }
             const size_t n = (size_t) (eq - v);
             for (size_t k = 0; k < n; k++) {
@@ -187,13 +273,37 @@ int main(int argc, char ** argv) {
             tto[n_tto].pattern = tto_names[n_tto];
             tto[n_tto].type = t;
             n_tto++;
+        } else if (strcmp(a, "--imatrix") == 0 || strcmp(a, "--include-weights") == 0 ||
+                   strcmp(a, "--exclude-weights") == 0 || strcmp(a, "--override-kv") == 0) {
+            if (ai + 1 >= argc) {
+                fprintf(stderr, "error: %s needs a value\n", a);
+                usage(argv[0]);
+                goto done;
+            }
+            const char * v = argv[++ai];
+            if (strcmp(a, "--imatrix") == 0) {
+                imatrix_file = v;
+            } else if (strcmp(a, "--include-weights") == 0) {
+                incl[n_incl++] = v;
+            } else if (strcmp(a, "--exclude-weights") == 0) {
+                excl[n_excl++] = v;
+            } else {
+                const char * e = common_parse_kv_override(v, &kvo[n_kvo]);
+                if (e) {
+                    fprintf(stderr, "error: %s\n", e);
+                    usage(argv[0]);
+                    goto done;
+                }
+                n_kvo++;
+            }
         } else if (strcmp(a, "--help") == 0) {
             usage(argv[0]);
-            return 0;
+            ret = 0;
+            goto done;
         } else {
             fprintf(stderr, "error: unknown option '%s'\n", a);
             usage(argv[0]);
-            return 1;
+            goto done;
         }
     }
     if (n_tto > 0) {
@@ -205,7 +315,12 @@ int main(int argc, char ** argv) {
     if (argc - ai < 2) {
         printf("%s: bad arguments\n", argv[0]);
         usage(argv[0]);
-        return 1;
+        goto done;
+    }
+    if (n_incl > 0 && n_excl > 0) {
+        fprintf(stderr, "error: --include-weights and --exclude-weights cannot be used together\n");
+        usage(argv[0]);
+        goto done;
     }
 
     const char * fname_inp = argv[ai++];
@@ -223,13 +338,13 @@ int main(int argc, char ** argv) {
         fname_out = argv[ai++];
         if (ai >= argc) {
             fprintf(stderr, "%s: missing ftype\n", __func__);
-            return 1;
+            goto done;
         }
         opt = parse_ftype(argv[ai]);
         if (!opt) {
             fprintf(stderr, "%s: invalid ftype '%s'\n", __func__, argv[ai]);
             usage(argv[0]);
-            return 1;
+            goto done;
         }
         ai++;
     }
@@ -243,7 +358,7 @@ int main(int argc, char ** argv) {
         const long nt = strtol(argv[ai], &end, 10);
         if (end == argv[ai] || *end != '\0' || nt < 0 || nt > 4096) {
             fprintf(stderr, "%s: invalid nthread '%s'\n", __func__, argv[ai]);
-            return 1;
+            goto done;
         }
         params.nthread = (int32_t) nt;
         ai++;
@@ -251,12 +366,36 @@ int main(int argc, char ** argv) {
     if (ai < argc) {
         fprintf(stderr, "%s: unexpected argument '%s'\n", __func__, argv[ai]);
         usage(argv[0]);
-        return 1;
+        goto done;
     }
 
     if (!params.dry_run && same_file(fname_inp, fname_out)) {
         fprintf(stderr, "%s: error: input and output files are the same: '%s'\n", __func__, fname_inp);
-        return 1;
+        goto done;
+    }
+
+    if (imatrix_file && !prepare_imatrix(imatrix_file, incl, n_incl, excl, n_excl, &im)) {
+        goto done;
+    }
+    if (im.n > 0) {
+        params.imatrix = quant_imatrix_params(&im);
+        if (!params.imatrix) {
+            fprintf(stderr, "error: out of memory\n");
+            goto done;
+        }
+        // after the --override-kv entries, as llama.cpp appends them
+        kv_set_str(&kvo[n_kvo++], LLM_KV_QUANTIZE_IMATRIX_FILE, imatrix_file);
+        if (im.n_datasets > 0) {
+            kv_set_str(&kvo[n_kvo++], LLM_KV_QUANTIZE_IMATRIX_DATASET, im.datasets[0]);
+        }
+        kv_set_int(&kvo[n_kvo++], LLM_KV_QUANTIZE_IMATRIX_N_ENTRIES, (int64_t) im.n);
+        if (im.chunk_count > 0) {
+            kv_set_int(&kvo[n_kvo++], LLM_KV_QUANTIZE_IMATRIX_N_CHUNKS, im.chunk_count);
+        }
+    }
+    if (n_kvo > 0) {
+        kvo[n_kvo].key[0] = '\0';  // the terminator (calloc'ed)
+        params.kv_overrides = kvo;
     }
 
     llama_backend_init();
@@ -275,7 +414,7 @@ int main(int argc, char ** argv) {
     if (llama_model_quantize(fname_inp, fname_out, &params) != 0) {
         fprintf(stderr, "%s: failed to quantize model from '%s'\n", __func__, fname_inp);
         llama_backend_free();
-        return 1;
+        goto done;
     }
     const int64_t t_end_us = llama_time_us();
 
@@ -284,5 +423,12 @@ int main(int argc, char ** argv) {
     printf("%s:    total time = %8.2f ms\n", __func__, (t_end_us - t_start_us)/1000.0);
 
     llama_backend_free();
-    return 0;
+    ret = 0;
+
+done:
+    quant_imatrix_free(&im);
+    free(kvo);
+    free(incl);
+    free(excl);
+    return ret;
 }
