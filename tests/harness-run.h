@@ -1,10 +1,13 @@
 // Running a program from a test: argv (NULL-terminated, argv[0] the binary's path) in a child process, in
-// directory cwd (NULL: this one), with its stdout and stderr captured whole. Include after harness.h.
+// directory cwd (NULL: this one), with its stdout and stderr captured whole; and scratch-folder helpers.
+// Include after harness.h.
 #pragma once
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,4 +60,20 @@ static inline struct th_run_result th_run(char * const argv[], const char * cwd)
     if (!r.out) r.out = calloc(1, 1);
     if (!r.err) r.err = calloc(1, 1);
     return r;
+}
+
+// removes the files of dir (not subfolders), keeping dir: a test's scratch folder between cases
+static inline void th_clear_dir(const char * dir) {
+    DIR * d = opendir(dir);
+    if (!d) {
+        return;
+    }
+    for (struct dirent * e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
 }

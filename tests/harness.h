@@ -130,6 +130,16 @@ static inline void * th_read_file(const char * path, size_t * size) {
     return buf;
 }
 
+// writes n bytes to path (replacing it); false on any error
+static inline bool th_write_file(const char * path, const void * data, size_t n) {
+    FILE * f = fopen(path, "wb");
+    if (!f) {
+        return false;
+    }
+    const bool ok = fwrite(data, 1, n, f) == n;
+    return fclose(f) == 0 && ok;
+}
+
 static inline int th_finish(void) {
     if (th_n_skipped > 0) {
         printf("%d passed, %d failed, %d skipped\n", th_n_passed, th_n_failed, th_n_skipped);

@@ -70,16 +70,7 @@ static int count_files(const char * prefix) {
 
 // empties the temp dir (it holds only what this test wrote)
 static void clean_dir(void) {
-    DIR * d = opendir(g_dir);
-    if (!d) {
-        return;
-    }
-    for (struct dirent * e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            unlink(tmp_path("%s", e->d_name));
-        }
-    }
-    closedir(d);
+    th_clear_dir(g_dir);
 }
 
 static bool copy_file(const char * from, const char * to, size_t truncate_by) {

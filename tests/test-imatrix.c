@@ -16,6 +16,7 @@
 //
 // usage: test-imatrix path/to/llama-imatrix path/to/temp-dir
 #include "harness.h"
+#include "harness-run.h"
 
 #include "ggml.h"
 #include "gguf.h"
@@ -24,7 +25,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char * g_bin;
@@ -40,9 +40,6 @@ struct run_result {
 };
 
 static struct run_result run_tool(const char * const * args) {
-    struct run_result r = { -1000, NULL };
-    char log_path[4096];
-    snprintf(log_path, sizeof(log_path), "%s/.log", g_dir);
     char * argv[48];
     int a = 0;
     argv[a++] = (char *) g_bin;
@@ -50,28 +47,14 @@ static struct run_result run_tool(const char * const * args) {
         argv[a++] = (char *) args[i];
     }
     argv[a] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        const int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd < 0 || chdir(g_dir) != 0) {
-            _exit(126);
-        }
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execv(argv[0], argv);
-        _exit(127);
+    struct th_run_result t = th_run(argv, g_dir);
+    const size_t no = strlen(t.out), ne = strlen(t.err);
+    struct run_result r = { t.status, malloc(no + ne + 1) };
+    if (r.out) {
+        memcpy(r.out, t.out, no);
+        memcpy(r.out + no, t.err, ne + 1);
     }
-    int st = 0;
-    if (pid > 0 && waitpid(pid, &st, 0) == pid) {
-        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
-    }
-    r.out = th_read_file(log_path, NULL);
-    if (!r.out) {
-        r.out = calloc(1, 1);
-    }
-    unlink(log_path);
+    th_run_free(&t);
     return r;
 }
 
@@ -104,16 +87,7 @@ static int count_files(void) {
 }
 
 static void clean_dir(void) {
-    DIR * d = opendir(g_dir);
-    if (!d) {
-        return;
-    }
-    for (struct dirent * e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-            unlink(tmp_path(e->d_name));
-        }
-    }
-    closedir(d);
+    th_clear_dir(g_dir);
 }
 
 // ---- reading an imatrix file ---------------------------------------------------------------------------

@@ -12,13 +12,13 @@
 //   test-quantize-imatrix path/to/llama-quantize
 
 #include "harness-ggml.h"
+#include "harness-run.h"
 
 #include "ggml.h"
 #include "gguf.h"
 #include "llama.h"
 #include "quantize-imatrix.h"
 
-#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -557,15 +557,6 @@ static void expect_failure(const char * imatrix, const char * extra, const char 
     unlink(tmpname);
 }
 
-static bool write_bytes(const char * path, const void * data, size_t n) {
-    FILE * f = fopen(path, "wb");
-    if (!f) {
-        return false;
-    }
-    const bool ok = fwrite(data, 1, n, f) == n;
-    return fclose(f) == 0 && ok;
-}
-
 static void test_errors(void) {
     expect_failure(tmp_path("no-such-imatrix.gguf"), "", "failed to open", "missing file");
 
@@ -588,9 +579,9 @@ static void test_errors(void) {
     uint8_t * dat  = th_read_file(tmp_path("im.dat"), &n_dat);
     TH_CHECK(gguf && dat, "cannot read the imatrix files back");
     if (gguf && dat) {
-        TH_CHECK(write_bytes(bad, gguf, n_gguf / 2), "cannot write %s", bad);
+        TH_CHECK(th_write_file(bad, gguf, n_gguf / 2), "cannot write %s", bad);
         expect_failure(bad, "", "failed to read GGUF imatrix file", "truncated gguf");
-        TH_CHECK(write_bytes(bad, gguf, 4), "cannot write %s", bad);
+        TH_CHECK(th_write_file(bad, gguf, 4), "cannot write %s", bad);
         expect_failure(bad, "", "failed to read GGUF imatrix file", "gguf magic only");
 
         TMP_PATH(bad_dat, "bad.dat");
@@ -598,26 +589,26 @@ static void test_errors(void) {
         for (size_t i = 0; i < sizeof(cuts)/sizeof(cuts[0]); i++) {
             char label[64];
             snprintf(label, sizeof(label), "legacy cut at %zu of %zu bytes", cuts[i], n_dat);
-            TH_CHECK(write_bytes(bad_dat, dat, cuts[i]), "cannot write %s", bad_dat);
+            TH_CHECK(th_write_file(bad_dat, dat, cuts[i]), "cannot write %s", bad_dat);
             expect_failure(bad_dat, "", "load_legacy_imatrix: ", label);
         }
         // no entries; a negative name length; a huge value count
         int32_t hdr[1] = { 0 };
-        TH_CHECK(write_bytes(bad_dat, hdr, sizeof(hdr)), "cannot write %s", bad_dat);
+        TH_CHECK(th_write_file(bad_dat, hdr, sizeof(hdr)), "cannot write %s", bad_dat);
         expect_failure(bad_dat, "", "no data in file", "legacy with 0 entries");
         uint8_t * mod = malloc(n_dat);
         if (mod) {
             memcpy(mod, dat, n_dat);
             const int32_t neg = -5;
             memcpy(mod + 4, &neg, 4);
-            TH_CHECK(write_bytes(bad_dat, mod, n_dat), "cannot write %s", bad_dat);
+            TH_CHECK(th_write_file(bad_dat, mod, n_dat), "cannot write %s", bad_dat);
             expect_failure(bad_dat, "", "failed reading name for entry 1", "legacy negative name length");
             memcpy(mod, dat, n_dat);
             int32_t len0 = 0;
             memcpy(&len0, dat + 4, 4);
             const int32_t huge = 0x7fffffff;
             memcpy(mod + 8 + len0 + 4, &huge, 4);
-            TH_CHECK(write_bytes(bad_dat, mod, n_dat), "cannot write %s", bad_dat);
+            TH_CHECK(th_write_file(bad_dat, mod, n_dat), "cannot write %s", bad_dat);
             expect_failure(bad_dat, "", "failed reading data for entry 1", "legacy huge value count");
             free(mod);
         }
@@ -681,7 +672,7 @@ static void test_fuzz(void) {
             ok = quant_imatrix_parse_legacy(buf, n, "fuzz.dat", &im, err, sizeof(err));
         } else {
             TMP_PATH(path, "fuzz.gguf");
-            ok = write_bytes(path, buf, n) && quant_imatrix_load(path, &im, err, sizeof(err));
+            ok = th_write_file(path, buf, n) && quant_imatrix_load(path, &im, err, sizeof(err));
         }
         if (ok) {
             accepted++;
@@ -715,16 +706,7 @@ static void test_fuzz(void) {
 }
 
 static void remove_tmp_dir(void) {
-    DIR * d = opendir(g_tmp);
-    if (d) {
-        struct dirent * e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-                unlink(tmp_path(e->d_name));
-            }
-        }
-        closedir(d);
-    }
+    th_clear_dir(g_tmp);
     rmdir(g_tmp);
 }
 

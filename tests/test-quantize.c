@@ -9,12 +9,12 @@
 // The program paths enable the command-line checks (exit codes, messages, no leftover output files).
 
 #include "harness-ggml.h"
+#include "harness-run.h"
 
 #include "ggml.h"
 #include "gguf.h"
 #include "llama.h"
 
-#include <dirent.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -606,16 +606,7 @@ static void test_gen_model(const char * exe) {
 }
 
 static void remove_tmp_dir(void) {
-    DIR * d = opendir(g_tmp);
-    if (d) {
-        struct dirent * e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-                unlink(tmp_path(e->d_name));
-            }
-        }
-        closedir(d);
-    }
+    th_clear_dir(g_tmp);
     rmdir(g_tmp);
 }
 

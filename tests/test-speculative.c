@@ -253,15 +253,6 @@ static void test_ngram_cache_counts(void) {
     common_ngram_cache_free(c);
 }
 
-static bool write_bytes(const char * path, const void * data, size_t n) {
-    FILE * f = fopen(path, "wb");
-    if (!f) {
-        return false;
-    }
-    const bool ok = fwrite(data, 1, n, f) == n;
-    return fclose(f) == 0 && ok;
-}
-
 static void test_ngram_cache_files(void) {
     char dir[] = "/tmp/test-ngram-cache-XXXXXX";
     if (!mkdtemp(dir)) {
@@ -321,11 +312,11 @@ static void test_ngram_cache_files(void) {
     const int32_t zero_n[]    = { 1, 2, -1, -1, 0 };
     const int32_t zero_cnt[]  = { 1, 2, -1, -1, 1, 3, 0 };
     const int32_t short_hdr[] = { 1, 2, -1 };
-    TH_CHECK(write_bytes(path2, truncated, sizeof(truncated)) && !common_ngram_cache_load(path2), "truncated record");
-    TH_CHECK(write_bytes(path2, zero_n, sizeof(zero_n)) && !common_ngram_cache_load(path2), "n == 0");
-    TH_CHECK(write_bytes(path2, zero_cnt, sizeof(zero_cnt)) && !common_ngram_cache_load(path2), "count == 0");
-    TH_CHECK(write_bytes(path2, short_hdr, sizeof(short_hdr)) && !common_ngram_cache_load(path2), "short header");
-    TH_CHECK(write_bytes(path2, "", 0) && (l = common_ngram_cache_load(path2)) && common_ngram_cache_size(l) == 0,
+    TH_CHECK(th_write_file(path2, truncated, sizeof(truncated)) && !common_ngram_cache_load(path2), "truncated record");
+    TH_CHECK(th_write_file(path2, zero_n, sizeof(zero_n)) && !common_ngram_cache_load(path2), "n == 0");
+    TH_CHECK(th_write_file(path2, zero_cnt, sizeof(zero_cnt)) && !common_ngram_cache_load(path2), "count == 0");
+    TH_CHECK(th_write_file(path2, short_hdr, sizeof(short_hdr)) && !common_ngram_cache_load(path2), "short header");
+    TH_CHECK(th_write_file(path2, "", 0) && (l = common_ngram_cache_load(path2)) && common_ngram_cache_size(l) == 0,
              "empty file is an empty cache");
     common_ngram_cache_free(l);
     snprintf(path2, sizeof(path2), "%s/missing.bin", dir);
