@@ -191,6 +191,15 @@ bool common_params_set_str(char ** field, const char * value) {
     return true;
 }
 
+void common_params_chunks_per_batch(struct common_params * params) {
+    const int32_t n_chunk = params->n_ctx;
+    const int32_t n_seq = params->n_batch / n_chunk > 1 ? params->n_batch / n_chunk : 1;
+    const int32_t n_kv = n_seq * n_chunk;
+    params->n_parallel = n_seq;
+    params->n_ctx = n_kv;
+    params->n_batch = params->n_batch < n_kv ? params->n_batch : n_kv;
+}
+
 struct common_params common_params_default(void) {
     struct common_params p;
     memset(&p, 0, sizeof(p));

@@ -358,6 +358,10 @@ void common_params_free(struct common_params * params);
 // replace an owned string field (*field); value NULL clears it. false when out of memory
 bool common_params_set_str(char ** field, const char * value);
 
+// chunked evaluation (perplexity, imatrix): chunks of n_ctx tokens, as many per batch as n_batch holds, each in
+// its own sequence; sets n_parallel, n_ctx (the cache for all of them) and n_batch. n_ctx must be > 0.
+void common_params_chunks_per_batch(struct common_params * params);
+
 // llama.cpp's parse_cpu_mask: hex digits (optional 0x), the last digit holds CPUs 0-3; sets the mask's CPUs
 // in boolmask (others keep their value), or leaves it untouched and returns false for a malformed mask
 bool parse_cpu_mask(const char * mask, bool * boolmask);

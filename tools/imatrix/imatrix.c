@@ -308,11 +308,7 @@ int main(int argc, char ** argv) {
         return 1;
     }
     {
-        const int32_t n_seq = params.n_batch / n_ctx > 1 ? params.n_batch / n_ctx : 1;
-        const int32_t n_kv = n_seq * n_ctx;
-        params.n_parallel = n_seq;
-        params.n_ctx = n_kv;
-        params.n_batch = params.n_batch < n_kv ? params.n_batch : n_kv;
+        common_params_chunks_per_batch(&params);
     }
 
     imatrix_collector_init(&col, n_ctx, params.process_output);
