@@ -307,9 +307,7 @@ int main(int argc, char ** argv) {
         common_params_free(&params);
         return 1;
     }
-    {
-        common_params_chunks_per_batch(&params);
-    }
+    common_params_chunks_per_batch(&params);
 
     imatrix_collector_init(&col, n_ctx, params.process_output);
 
