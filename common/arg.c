@@ -1503,6 +1503,17 @@ static const char * h_in_file(struct common_params * p, const char * v) {
     return NULL;
 }
 
+static const char * h_optimizer(struct common_params * p, const char * v) {
+    if (strcmp(v, "adamw") == 0) {
+        p->optimizer = GGML_OPT_OPTIMIZER_TYPE_ADAMW;
+    } else if (strcmp(v, "sgd") == 0) {
+        p->optimizer = GGML_OPT_OPTIMIZER_TYPE_SGD;
+    } else {
+        return "invalid optimizer (adamw or sgd)";
+    }
+    return NULL;
+}
+
 //
 // the table
 //
@@ -1512,6 +1523,9 @@ static const char * h_in_file(struct common_params * p, const char * v) {
 #define SPEC_PROGRAMS (EX(LLAMA_EXAMPLE_SPECULATIVE) | EX(LLAMA_EXAMPLE_LOOKUP) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI))
 #define PPL_PROGRAMS EX(LLAMA_EXAMPLE_PERPLEXITY)
 #define IMATRIX_PROGRAMS EX(LLAMA_EXAMPLE_IMATRIX)
+#define FINETUNE_PROGRAMS EX(LLAMA_EXAMPLE_FINETUNE)
+// -epochs is an ARG_INT row over lr.epochs (unsigned): same size, range checked to [1, INT32_MAX]
+_Static_assert(sizeof(((struct common_params *) 0)->lr.epochs) == sizeof(int32_t), "lr.epochs must be 32-bit");
 #define EMBD_PROGRAMS (EX(LLAMA_EXAMPLE_EMBEDDING) | EX(LLAMA_EXAMPLE_RETRIEVAL) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_DEBUG))
 
 #define MMPROJ_PROGRAMS (EX(LLAMA_EXAMPLE_MTMD) | EX(LLAMA_EXAMPLE_SERVER) | EX(LLAMA_EXAMPLE_CLI))
@@ -1871,8 +1885,29 @@ static const struct common_arg k_args[] = {
       NULL, PPL_PROGRAMS, ARG_INT, OFF(ppl_output_type), 0, 1, NULL, GROUP_EXAMPLE, 0 },
     { {"--chunks", NULL}, "N", "max number of chunks to process (default: -1, -1 = all)",
       NULL, PPL_PROGRAMS | EX(LLAMA_EXAMPLE_IMATRIX), ARG_INT, OFF(n_chunks), -1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
-    { {"-o", "--output", "--output-file", NULL}, "FNAME", "output file (default: 'imatrix.gguf')",
-      "", IMATRIX_PROGRAMS, ARG_STR, OFF(out_file), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    { {"-o", "--output", "--output-file", NULL}, "FNAME",
+      "output file (default: 'imatrix.gguf'; llama-finetune: 'finetuned-model.gguf')",
+      "", IMATRIX_PROGRAMS | FINETUNE_PROGRAMS, ARG_STR, OFF(out_file), NO_RANGE, NULL, GROUP_EXAMPLE, 0 },
+    // ----- finetune -----
+    { {"-lr", "--learning-rate", NULL}, "ALPHA",
+      "adamw or sgd optimizer alpha (default: 1e-05); note: sgd alpha recommended ~10x (no momentum)",
+      "", FINETUNE_PROGRAMS, ARG_FLOAT, OFF(lr.lr0), 1e-30, 1e30, NULL, GROUP_EXAMPLE, 0 },
+    { {"-lr-min", "--learning-rate-min", NULL}, "ALPHA",
+      "(if >0) final learning rate after decay (if -decay-epochs is set, default: -1)",
+      "", FINETUNE_PROGRAMS, ARG_FLOAT, OFF(lr.lr_min), -1e30, 1e30, NULL, GROUP_EXAMPLE, 0 },
+    { {"-decay-epochs", "--learning-rate-decay-epochs", NULL}, "ALPHA",
+      "(if >0) decay learning rate to -lr-min after this many epochs (exponential decay, default: -1)",
+      "", FINETUNE_PROGRAMS, ARG_FLOAT, OFF(lr.decay_epochs), -1e30, 1e30, NULL, GROUP_EXAMPLE, 0 },
+    { {"-wd", "--weight-decay", NULL}, "WD",
+      "adamw or sgd optimizer weight decay (0 is off; recommend very small e.g. 1e-9) (default: 0)",
+      "", FINETUNE_PROGRAMS, ARG_FLOAT, OFF(lr.wd), 0, 1, NULL, GROUP_EXAMPLE, 0 },
+    { {"-val-split", "--val-split", NULL}, "FRACTION",
+      "fraction of data to use as validation set for training (default: 0.05)",
+      "", FINETUNE_PROGRAMS, ARG_FLOAT, OFF(val_split), 0, 0.999999, NULL, GROUP_EXAMPLE, 0 },
+    { {"-epochs", "--epochs", NULL}, "N", "optimizer max # of epochs (default: 2)",
+      "", FINETUNE_PROGRAMS, ARG_INT, OFF(lr.epochs), 1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
+    { {"-opt", "--optimizer", NULL}, "sgd|adamw", "adamw or sgd (default: adamw)",
+      "", FINETUNE_PROGRAMS, ARG_FN, 0, NO_RANGE, h_optimizer, GROUP_EXAMPLE, 0 },
     { {"-ofreq", "--output-frequency", NULL}, "N", "output the imatrix every N iterations (default: 10)",
       "", IMATRIX_PROGRAMS, ARG_INT, OFF(n_out_freq), 1, INT32_MAX, NULL, GROUP_EXAMPLE, 0 },
     { {"--save-frequency", NULL}, "N", "save an imatrix copy every N iterations (default: 0)",

@@ -205,6 +205,9 @@ struct common_params common_params_default(void) {
     memset(&p, 0, sizeof(p));
 
     p.n_predict             = -1;
+    p.lr                    = lr_opt_default();
+    p.optimizer             = GGML_OPT_OPTIMIZER_TYPE_ADAMW;
+    p.val_split             = 0.05f;
     p.control_vector_layer_start = -1;
     p.control_vector_layer_end   = -1;
     p.n_ctx                 = 0;

@@ -177,6 +177,18 @@ struct common_control_vector_load_info {
     float  strength;
 };
 
+// learning-rate schedule of llama.cpp's finetune: lr0 halving per epoch down to lr_min (reached after
+// decay_epochs, default all epochs), constant lr0 when lr_min <= 0; wd is the weight decay
+struct lr_opt {
+    float    lr0;          // learning rate at first epoch
+    float    lr_min;       // -1: no decay
+    float    decay_epochs; // if > 0, the learning rate starts at lr0 and decays to lr_min after this many epochs
+    float    scale_epoch;  // set by lr_opt_init
+    float    wd;
+    unsigned epochs;
+    unsigned epoch;        // set by the caller's epoch loop
+};
+
 struct common_params {
     int32_t n_predict;             // -1: max new tokens, -1 = no limit
     int32_t n_ctx;                 // 0: context size, 0 = from the model
@@ -348,6 +360,11 @@ struct common_params {
     bool    show_statistics;          // --show-statistics: print statistics of one --in-file and exit
     int32_t n_in_files;               // --in-file (repeatable): imatrix files to combine, owned strings
     char ** in_files;
+
+    // finetune (llama-finetune)
+    struct lr_opt lr;                          // -lr, -lr-min, -decay-epochs, -wd, -epochs
+    enum ggml_opt_optimizer_type optimizer;    // -opt adamw|sgd
+    float   val_split;                         // -val-split: fraction of the data held out for evaluation
 };
 
 // llama.cpp's defaults (strings that have a default are allocated)
@@ -483,17 +500,6 @@ enum ggml_type common_kv_cache_type_from_str(const char * name);
 // Training (common-opt.c)
 //
 
-// learning-rate schedule of llama.cpp's finetune: lr0 halving per epoch down to lr_min (reached after
-// decay_epochs, default all epochs), constant lr0 when lr_min <= 0; wd is the weight decay
-struct lr_opt {
-    float    lr0;          // learning rate at first epoch
-    float    lr_min;       // -1: no decay
-    float    decay_epochs; // if > 0, the learning rate starts at lr0 and decays to lr_min after this many epochs
-    float    scale_epoch;  // set by lr_opt_init
-    float    wd;
-    unsigned epochs;
-    unsigned epoch;        // set by the caller's epoch loop
-};
 
 // llama.cpp's defaults: lr0 1e-5, lr_min -1, decay_epochs -1, wd 0, 2 epochs
 struct lr_opt lr_opt_default(void);
