@@ -202,7 +202,12 @@ static bool open_splits(struct llama_model_loader * ml, const char ** paths, siz
         return true;
     }
     int64_t idx = 0;
-    if (n_split > UINT16_MAX || (get_int_key(ml->meta, "split.no", &idx) && idx != 0)) {
+    if (n_split > UINT16_MAX) {
+        LLAMA_LOG_ERROR("llama_model_load: invalid split.count %" PRId64 " in '%s' (at most %d)\n", n_split, ml->fname,
+                UINT16_MAX);
+        return false;
+    }
+    if (get_int_key(ml->meta, "split.no", &idx) && idx != 0) {
         LLAMA_LOG_ERROR("llama_model_load: illegal split file idx: %" PRId64 " (file: %s), model must be loaded "
                 "with the first split\n", idx, ml->fname);
         return false;
@@ -238,7 +243,11 @@ static bool open_splits(struct llama_model_loader * ml, const char ** paths, siz
             return false;
         }
         int64_t no = -1;
-        if (!get_int_key(ml->files[i].meta, "split.no", &no) || no != i) {
+        if (!get_int_key(ml->files[i].meta, "split.no", &no)) {
+            LLAMA_LOG_ERROR("llama_model_load: missing key split.no in GGUF split %s\n", path);
+            return false;
+        }
+        if (no != i) {
             LLAMA_LOG_ERROR("llama_model_load: invalid split file idx: %" PRId64 " (file: %s), expected %" PRId64 "\n",
                     no, path, i);
             return false;
@@ -423,8 +432,9 @@ struct llama_model_loader * llama_model_loader_init_splits(
         }
     }
 
+    // the files are mapped when the weights are placed (llama_ml_load_all_data): a vocab_only or no_alloc load
+    // reads the metadata only
     ml->use_mmap = use_mmap;
-    map_files(ml);
 
     LLAMA_LOG_INFO("llama_model_loader: loaded meta data with %" PRId64 " key-value pairs and %" PRId64
             " tensors from %s (version GGUF V%u)\n", gguf_get_n_kv(ml->meta), ml->n_weights, fname, ml->fver);
@@ -971,6 +981,8 @@ bool llama_ml_load_all_data(
         }
         return true;
     }
+
+    map_files(ml); // a failed mapping falls back to reading (use_mmap cleared)
 
     ggml_backend_buffer_type_t xbuft = ml->use_extra_bufts ? cpu_extra_buft() : NULL;
     ggml_backend_buffer_t xbuf = xbuft ? alloc_extra(ctx, xbuft) : NULL;

@@ -70,7 +70,7 @@ enum llama_kv_result {
     LLAMA_KV_FOUND   =  1,
 };
 
-// Opens fname, parses the GGUF metadata and tensor index, maps the file (use_mmap) and reads
+// Opens fname, parses the GGUF metadata and tensor index (the file is mapped later, by llama_ml_load_all_data) and reads
 // general.architecture. NULL on any error (one log line naming the file and the problem). An unknown
 // architecture is an error unless allow_unknown_arch.
 struct llama_model_loader * llama_model_loader_init(

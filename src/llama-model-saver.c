@@ -34,6 +34,10 @@ bool llama_model_keep_meta(struct llama_model * model, const struct gguf_context
         return false;
     }
     gguf_set_kv(g, src);
+    // the model is saved as one file: the split keys of a split model's first file would make it unloadable
+    gguf_remove_key(g, "split.no");
+    gguf_remove_key(g, "split.count");
+    gguf_remove_key(g, "split.tensors.count");
     for (const struct llama_model_kv_override * o = overrides; o && o->key[0] != '\0'; o++) {
         switch (o->tag) {
             case LLAMA_KV_OVERRIDE_TYPE_INT:

@@ -1036,10 +1036,16 @@ static int64_t quant_int_key(const struct gguf_context * g, const char * key) {
     if (kid < 0) {
         return -1;
     }
+    // any integer type, as the model loader reads split keys (a value that does not fit: -1)
     switch (gguf_get_kv_type(g, kid)) {
+        case GGUF_TYPE_UINT8:  return gguf_get_val_u8(g, kid);
+        case GGUF_TYPE_INT8:   return gguf_get_val_i8(g, kid);
         case GGUF_TYPE_UINT16: return gguf_get_val_u16(g, kid);
-        case GGUF_TYPE_INT32:  return gguf_get_val_i32(g, kid);
+        case GGUF_TYPE_INT16:  return gguf_get_val_i16(g, kid);
         case GGUF_TYPE_UINT32: return gguf_get_val_u32(g, kid);
+        case GGUF_TYPE_INT32:  return gguf_get_val_i32(g, kid);
+        case GGUF_TYPE_UINT64: return gguf_get_val_u64(g, kid) > (uint64_t) INT64_MAX ? -1 : (int64_t) gguf_get_val_u64(g, kid);
+        case GGUF_TYPE_INT64:  return gguf_get_val_i64(g, kid);
         default:               return -1;
     }
 }

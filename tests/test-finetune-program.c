@@ -105,6 +105,14 @@ int main(int argc, char ** argv) {
         TH_CHECK(access(out, F_OK) != 0, "bad args %s: an output was written", bad[i][0]);
         th_run_free(&r);
     }
+    // an output that cannot be written is refused before training
+    {
+        char * args[] = { bin, "-m", (char *) model, "-p", text, "-o", "/nonexistent-dir/ft.gguf", NULL };
+        struct th_run_result r = th_run(args, dir);
+        TH_CHECK(r.status == 1 && strstr(r.err, "cannot write the output") != NULL && strstr(r.err, "train:") == NULL,
+                 "unwritable output: status %d\n%s", r.status, r.err);
+        th_run_free(&r);
+    }
     {
         char * args[] = { bin, "-m", (char *) model, NULL };
         struct th_run_result r = th_run(args, dir);

@@ -214,6 +214,33 @@ int main(void) {
                     "illegal split file idx: 1", "first split");
     }
 
+    // a split model saved again is one file, without the split keys, and loads with the same logits
+    {
+        struct llama_model * m = llama_model_load_from_file(paths[0], quiet_params(true));
+        char saved[512];
+        snprintf(saved, sizeof(saved), "%s/resaved.gguf", g_dir);
+        llama_model_save_to_file(m, saved);
+        llama_model_free(m);
+        struct gguf_init_params gp = { .no_alloc = true, .ctx = NULL };
+        struct gguf_context * g = gguf_init_from_file(saved, gp);
+        TH_CHECK(g != NULL && gguf_find_key(g, "split.count") < 0 && gguf_find_key(g, "split.no") < 0,
+                 "the resaved model keeps split keys");
+        gguf_free(g);
+        log_clear();
+        expect_same_model("split model saved as one file", llama_model_load_from_file(saved, quiet_params(true)));
+    }
+
+    // vocab_only of a split model: metadata only (the files are mapped only when the weights are placed)
+    {
+        TH_CHECK(write_splits(src, "voc", 3, EDIT_NONE, false, paths), "write splits");
+        struct llama_model_params mp = quiet_params(true);
+        mp.vocab_only = true;
+        log_clear();
+        struct llama_model * m = llama_model_load_from_file(paths[0], mp);
+        TH_CHECK(m != NULL && llama_model_get_vocab(m) != NULL, "vocab_only load of a split model: %s", g_log);
+        llama_model_free(m);
+    }
+
     // names of the caller's choosing, only through the explicit list
     TH_CHECK(write_splits(src, "any", 2, EDIT_NONE, true, paths), "write 2 splits with plain names");
     {

@@ -8,11 +8,15 @@
 #include "log.h"
 #include "llama.h"
 
+#include "gguf.h"
+
+#include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void print_usage(int argc, char ** argv) {
     (void) argc;
@@ -51,6 +55,20 @@ int main(int argc, char ** argv) {
         LOG_ERR("error: need -c > 0, -b dividing -c and -ub dividing -b (got %d, %d, %d)\n", n_ctx, n_batch, n_ubatch);
         common_params_free(&params);
         return 1;
+    }
+    // the output must be writable before the run, not found unwritable after it
+    {
+        const bool existed = access(out, F_OK) == 0;
+        FILE * f = fopen(out, "ab");
+        if (!f) {
+            LOG_ERR("error: cannot write the output %s: %s\n", out, strerror(errno));
+            common_params_free(&params);
+            return 1;
+        }
+        fclose(f);
+        if (!existed) {
+            unlink(out);
+        }
     }
     lr_opt_init(&lr);
 
@@ -126,8 +144,22 @@ int main(int argc, char ** argv) {
     ggml_opt_dataset_free(dataset);
 
     if (rc == 0) {
-        llama_model_save_to_file(model, out);
-        LOG_INF("saved the finetuned model to %s\n", out);
+        // llama_model_save_to_file returns nothing: it writes a temporary name, which is read back to know that
+        // it was written, and only then replaces the output
+        char tmp[4096];
+        snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+        unlink(tmp);
+        llama_model_save_to_file(model, tmp);
+        struct gguf_init_params gp = { .no_alloc = true, .ctx = NULL };
+        struct gguf_context * saved = gguf_init_from_file(tmp, gp);
+        if (saved && rename(tmp, out) == 0) {
+            LOG_INF("saved the finetuned model to %s\n", out);
+        } else {
+            LOG_ERR("error: saving the finetuned model to %s failed (see the log above)\n", out);
+            unlink(tmp);
+            rc = 1;
+        }
+        gguf_free(saved);
     }
     llama_free(ctx);
     llama_model_free(model);
