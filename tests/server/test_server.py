@@ -8,6 +8,7 @@ themselves (SentencePiece pieces, chatml), never from this server.
 """
 import argparse
 import atexit
+import contextlib
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 import requests
 
@@ -527,6 +529,19 @@ def missing_data(path):
     return 0
 
 
+@contextlib.contextmanager
+def guarded():
+    """The body of a test script: an exception in it is a failure, never a pass, and every server it started is
+    killed whatever happens."""
+    try:
+        yield
+    except Exception as e:
+        traceback.print_exc()
+        check(False, f"test aborted: {e!r}")
+    finally:
+        kill_all()
+
+
 def finish():
     """Prints the closing "N passed, N failed" line; the exit status."""
     print(f"{PASSED} passed, {FAILED} failed")
@@ -543,7 +558,7 @@ def main():
         return missing_data(model)
 
     with tempfile.TemporaryDirectory() as tmpdir:
-        try:
+        with guarded():
             test_cli_errors(args.server, model)
             test_loading_gate(args.server, tmpdir)
             srv = Server(args.server, ["-m", model, "-c", "256", "-np", "2", "--metrics", "--threads-http", "4"]).start()
@@ -557,12 +572,6 @@ def main():
             check(rc == 0, "main server: clean exit on SIGTERM", rc)
             test_api_key(args.server, model, tmpdir)
             test_disabled_endpoints(args.server, model)
-        except Exception as e:  # a crash of the test itself is a failure, never a pass
-            import traceback
-            traceback.print_exc()
-            check(False, f"test aborted: {e!r}")
-        finally:
-            kill_all()
 
     return finish()
 

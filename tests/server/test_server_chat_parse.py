@@ -304,7 +304,7 @@ def main():
     if not os.path.exists(model):
         return ts.missing_data(model)
     with tempfile.TemporaryDirectory() as tmp:
-        try:
+        with ts.guarded():
             for name, text, tests in (("hermes", HERMES_TEMPLATE, (test_hermes, test_reasoning,
                                                                     test_responses_and_messages)),
                                       ("plain", PLAIN_TEMPLATE, (test_generic,))):
@@ -319,12 +319,6 @@ def main():
                 finally:
                     rc = srv.stop()
                 check(rc == 0, f"{name} server: clean exit", rc)
-        except Exception as e:  # a crash of the test itself is a failure, never a pass
-            import traceback
-            traceback.print_exc()
-            check(False, f"test aborted: {e!r}")
-        finally:
-            kill_all()
     return ts.finish()
 
 

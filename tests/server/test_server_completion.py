@@ -249,7 +249,7 @@ def main():
         return ts.missing_data(model)
     with open(os.path.join(data_dir, "reference", "kjv", "index.json")) as f:
         ref = json.load(f)
-    try:
+    with ts.guarded():
         # -c 1024 over 4 slots: 256 per slot, the reference runs' context
         srv = ts.Server(args.server, ["-m", model, "-c", "1024", "-np", "4", "-t", args.threads]).start()
         try:
@@ -266,12 +266,6 @@ def main():
             rc = srv.stop()
         check(rc == 0, "clean exit on SIGTERM", rc)
         test_embeddings(args.server, model)
-    except Exception as e:
-        import traceback
-        traceback.print_exc()
-        check(False, f"test aborted: {e!r}")
-    finally:
-        ts.kill_all()
     return ts.finish()
 
 
