@@ -77,3 +77,19 @@ static inline void th_clear_dir(const char * dir) {
     }
     closedir(d);
 }
+
+// runs a shell command line with stdout and stderr sent to the file log; its exit status (-1: not run)
+static inline int th_run_shell(const char * cmd, const char * log) {
+    char line[16384];
+    snprintf(line, sizeof(line), "%s > '%s' 2>&1", cmd, log);
+    const int rc = system(line);
+    return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+// true if the file at path contains text
+static inline bool th_file_has(const char * path, const char * text) {
+    char * s = th_read_file(path, NULL);
+    const bool has = s && strstr(s, text) != NULL;
+    free(s);
+    return has;
+}

@@ -52,17 +52,13 @@ static void log_errors_only(enum ggml_log_level level, const char * text, void *
 
 // runs llama-quantize with `args`; stdout + stderr go to the log file; returns the exit status
 static int run_quantize(const char * args, const char * log) {
-    char line[8192];
-    snprintf(line, sizeof(line), "'%s' %s > '%s' 2>&1", g_exe, args, log);
-    const int rc = system(line);
-    return rc == -1 ? -1 : WEXITSTATUS(rc);
+    char line[8000];
+    snprintf(line, sizeof(line), "'%s' %s", g_exe, args);
+    return th_run_shell(line, log);
 }
 
 static bool log_has(const char * log, const char * text) {
-    char * s = th_read_file(log, NULL);
-    const bool has = s && strstr(s, text) != NULL;
-    free(s);
-    return has;
+    return th_file_has(log, text);
 }
 
 //

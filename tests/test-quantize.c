@@ -353,19 +353,12 @@ static void test_options(void) {
     unlink(out);
 }
 
-// runs a shell command line, returns its exit status; stderr+stdout go to log
 static int run(const char * cmd, const char * log) {
-    char line[4096];
-    snprintf(line, sizeof(line), "%s > '%s' 2>&1", cmd, log);
-    const int rc = system(line);
-    return rc == -1 ? -1 : WEXITSTATUS(rc);
+    return th_run_shell(cmd, log);
 }
 
 static bool log_has(const char * log, const char * text) {
-    char * s = th_read_file(log, NULL);
-    const bool has = s && strstr(s, text) != NULL;
-    free(s);
-    return has;
+    return th_file_has(log, text);
 }
 
 static void test_cli(const char * exe) {
