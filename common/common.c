@@ -913,6 +913,19 @@ char * common_read_stream(FILE * f, size_t * len) {
     return buf;
 }
 
+bool common_output_writable(const char * path) {
+    char dir[4096];
+    const char * slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(dir, sizeof(dir), ".");
+    } else if (slash == path) {
+        snprintf(dir, sizeof(dir), "/");
+    } else {
+        snprintf(dir, sizeof(dir), "%.*s", (int) (slash - path), path);
+    }
+    return access(dir, W_OK) == 0;
+}
+
 char * common_read_file(const char * path, size_t * len) {
     FILE * f = fopen(path, "rb");
     if (!f) {

@@ -488,6 +488,9 @@ float common_embd_similarity_cos(const float * embd1, const float * embd2, int32
 
 // processes \n \t \r \\ \' \" \xHH ... in place
 void common_string_process_escapes(char * s);
+// true if an output can be written at path the way the programs write outputs (a temporary name in the same
+// folder, then a rename): the folder exists and is writable. Creates nothing; false with errno set otherwise.
+bool common_output_writable(const char * path);
 // whole file as a NUL-terminated malloc'd buffer; NULL on error (errno kept)
 char * common_read_file(const char * path, size_t * len);
 // the rest of an open stream (stdin too) in the same form

@@ -57,18 +57,10 @@ int main(int argc, char ** argv) {
         return 1;
     }
     // the output must be writable before the run, not found unwritable after it
-    {
-        const bool existed = access(out, F_OK) == 0;
-        FILE * f = fopen(out, "ab");
-        if (!f) {
-            LOG_ERR("error: cannot write the output %s: %s\n", out, strerror(errno));
-            common_params_free(&params);
-            return 1;
-        }
-        fclose(f);
-        if (!existed) {
-            unlink(out);
-        }
+    if (!common_output_writable(out)) {
+        LOG_ERR("error: cannot write the output %s: %s\n", out, strerror(errno));
+        common_params_free(&params);
+        return 1;
     }
     lr_opt_init(&lr);
 

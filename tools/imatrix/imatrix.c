@@ -262,20 +262,6 @@ done:
     return ok;
 }
 
-// the output must be writable before minutes are spent computing it
-static bool check_writable(const char * fname) {
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", fname);
-    FILE * f = fopen(tmp, "wb");
-    if (!f) {
-        LOG_ERR("imatrix: cannot write the output %s: %s\n", fname, strerror(errno));
-        return false;
-    }
-    fclose(f);
-    unlink(tmp);
-    return true;
-}
-
 int main(int argc, char ** argv) {
     setlocale(LC_NUMERIC, "C");
 
@@ -330,7 +316,9 @@ int main(int argc, char ** argv) {
         goto done;
     }
 
-    if (!check_writable(params.out_file)) {
+    // the output must be writable before minutes are spent computing it
+    if (!common_output_writable(params.out_file)) {
+        LOG_ERR("imatrix: cannot write the output %s: %s\n", params.out_file, strerror(errno));
         goto done;
     }
 
